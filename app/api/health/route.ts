@@ -1,0 +1,11 @@
+import { getServices } from '@/server/platform/services';
+import { checkHealth } from '@/server/platform/health';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+/** db and kafka reachability; 200 when both answer, 503 otherwise. */
+export async function GET(): Promise<Response> {
+  const health = await checkHealth(getServices());
+  return Response.json(health, { status: health.status === 'ok' ? 200 : 503 });
+}

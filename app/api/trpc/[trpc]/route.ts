@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { appRouter } from '@/server/trpc/root';
+import { getServices } from '@/server/platform/services';
+import { readCookie, resolveSession, SESSION_COOKIE } from '@/server/auth/session';
+import type { Context } from '@/server/trpc/context';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+async function handler(req: Request): Promise<Response> {
+  const services = getServices();
+  const cookies: string[] = [];
+  // CSRF: a mutation must come from our own origin (SameSite=Lax already blocks cross-site POST cookies)
+  if (req.method === 'POST') {
+    const origin = req.headers.get('origin');
+    const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
+    if (origin && host && new URL(origin).host !== host) {
+      return new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
+    }
+  }
+  const session = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE));
+  return fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req,
+    router: appRouter,
+    createContext: (): Context => ({
+      ...services,
+      actor: session?.actor ?? null,
+      sessionId: session?.sessionId ?? null,
+      correlationId: req.headers.get('x-correlation-id')?.match(/^[0-9a-f-]{36}$/i)?.[0] ?? randomUUID(),
+      setCookie: (c) => cookies.push(c),
+      ip: req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? '127.0.0.1',
+    }),
+    responseMeta: () => (cookies.length ? { headers: new Headers(cookies.map((c) => ['set-cookie', c] as [string, string])) } : {}),
+    onError: ({ error, path }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ path, err: { message: error.message } }, 'trpc error');
+    },
+  });
+}
+
+export { handler as GET, handler as POST };

@@ -1,0 +1,9 @@
+import { defineConfig } from 'drizzle-kit';
+
+export default defineConfig({
+  dialect: 'postgresql',
+  schema: ['./server/crm/schema.ts', './server/chessboard/schema.ts', './server/catalog/schema.ts', './server/ops/schema.ts'],
+  out: './drizzle/migrations',
+  schemaFilter: ['crm', 'chessboard', 'catalog', 'ops', 'auth'],
+  casing: 'snake_case',
+});

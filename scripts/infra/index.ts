@@ -1,0 +1,117 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
+import postgres from 'postgres';
+import { ensureTopics } from '../../server/platform/kafka/topics';
+import { startLocalKafka } from './kafka';
+import { startLocalPostgres } from './postgres';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const DATA_DIR = path.join(REPO_ROOT, '.data');
+
+export interface Infra {
+  /** admin URL of the server (its "postgres" database), or DATABASE_URL as given */
+  databaseUrl: string;
+  kafkaBrokers: string;
+  startedPostgres: boolean;
+  startedKafka: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Uses DATABASE_URL / KAFKA_BROKERS when set; otherwise starts an embedded PostgreSQL and a local
+ * Kafka broker with data under .data/<profile>-*. `fresh` wipes that data first (tests).
+ */
+export async function ensureInfra(opts: { profile: 'dev' | 'test' | 'bench'; fresh?: boolean; log?: (line: string) => void }): Promise<Infra> {
+  const log = opts.log ?? ((l: string) => console.log(`[infra] ${l}`));
+  const stops: (() => Promise<void>)[] = [];
+  let databaseUrl = process.env.DATABASE_URL;
+  let kafkaBrokers = process.env.KAFKA_BROKERS;
+  const startedPostgres = !databaseUrl;
+  const startedKafka = !kafkaBrokers;
+  try {
+    const [pg, kafka] = await Promise.all([
+      databaseUrl
+        ? null
+        : (log('DATABASE_URL not set: starting embedded PostgreSQL'),
+          startLocalPostgres({ dataDir: path.join(DATA_DIR, `${opts.profile}-pg`), fresh: opts.fresh, log })),
+      kafkaBrokers
+        ? null
+        : (log('KAFKA_BROKERS not set: starting a local Apache Kafka (KRaft)'),
+          startLocalKafka({ dataDir: path.join(DATA_DIR, `${opts.profile}-kafka`), fresh: opts.fresh, log })),
+    ]);
+    if (pg) { databaseUrl = pg.url; stops.push(pg.stop); }
+    if (kafka) { kafkaBrokers = kafka.brokers; stops.push(kafka.stop); }
+  } catch (e) {
+    await Promise.allSettled(stops.map((s) => s()));
+    throw e;
+  }
+  await waitForPostgres(databaseUrl!, log);
+  return {
+    databaseUrl: databaseUrl!,
+    kafkaBrokers: kafkaBrokers!,
+    startedPostgres,
+    startedKafka,
+    stop: async () => {
+      await Promise.allSettled(stops.reverse().map((s) => s()));
+    },
+  };
+}
+
+async function waitForPostgres(url: string, log: (l: string) => void): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    try {
+      await sql`SELECT 1`;
+      return;
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`PostgreSQL at ${redact(url)} did not answer: ${(e as Error).message}`);
+      log('waiting for PostgreSQL...');
+      await new Promise((r) => setTimeout(r, 1000));
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  }
+}
+
+export const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+
+/** A URL to another database on the same server. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** Creates the database if it does not exist. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<string> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql`SELECT 1 FROM pg_database WHERE datname = ${database}`;
+    if (rows.length === 0) await sql.unsafe(`CREATE DATABASE "${database}"`);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+  return withDatabase(adminUrl, database);
+}
+
+export async function dropDatabase(adminUrl: string, database: string): Promise<void> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+export async function createTopics(brokers: string, prefix: string): Promise<void> {
+  const kafka = new Kafka({ clientId: 'pin-infra', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await ensureTopics(admin, prefix);
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { TOPICS } from '../platform/kafka/topics';
+import { envelopeSchema, nullableTimestamp, timestamp } from './envelope';
+
+/** Every booking event carries bookingVersion: the booking's version after the transition (DESIGN 3). */
+const bookingBase = {
+  bookingId: z.uuid(),
+  dealId: z.uuid(),
+  propertyObjectId: z.uuid(),
+  tenantId: z.uuid(),
+  bookingVersion: z.number().int().positive(),
+};
+
+export const bookingCreatedPayload = z.object({
+  ...bookingBase,
+  programId: z.uuid(),
+  status: z.literal('Reserved'),
+  reserveExpiresAt: timestamp,
+  createdAt: timestamp,
+});
+export const bookingConfirmedPayload = z.object({
+  ...bookingBase,
+  status: z.literal('Booked'),
+  bookedAt: timestamp,
+  bookingExpiresAt: timestamp,
+});
+export const bookingPaidPayload = z.object({ ...bookingBase, paidAt: timestamp });
+export const bookingExtendedPayload = z.object({
+  ...bookingBase,
+  previousBookingExpiresAt: timestamp,
+  bookingExpiresAt: timestamp,
+});
+export const bookingExpiredPayload = z.object({
+  ...bookingBase,
+  phase: z.enum(['Reserve', 'Booking']),
+  status: z.enum(['ReserveExpired', 'BookingExpired']),
+  expiredAt: timestamp,
+  deadline: timestamp,
+});
+export const bookingCancelledPayload = z.object({
+  ...bookingBase,
+  fromStatus: z.enum(['Reserved', 'AwaitingPayment', 'Booked']),
+  reason: z.string().max(500),
+  cancelledAt: timestamp,
+});
+/** Deal events: key = DealId. They name the booking whose object they affect (null if none). */
+export const dealCancelledPayload = z.object({
+  dealId: z.uuid(),
+  tenantId: z.uuid(),
+  bookingId: z.uuid().nullable(),
+  propertyObjectId: z.uuid().nullable(),
+  bookingVersion: z.number().int().positive().nullable(),
+  reason: z.string().max(500),
+  cancelledAt: timestamp,
+});
+export const dealSaleStartedPayload = z.object({
+  dealId: z.uuid(),
+  tenantId: z.uuid(),
+  bookingId: z.uuid(),
+  propertyObjectId: z.uuid(),
+  bookingVersion: z.number().int().positive(),
+  startedAt: timestamp,
+});
+
+export const crmContracts = {
+  [TOPICS.bookingCreated]: envelopeSchema('BookingCreated', bookingCreatedPayload),
+  [TOPICS.bookingConfirmed]: envelopeSchema('BookingConfirmed', bookingConfirmedPayload),
+  [TOPICS.bookingPaid]: envelopeSchema('BookingPaid', bookingPaidPayload),
+  [TOPICS.bookingExtended]: envelopeSchema('BookingExtended', bookingExtendedPayload),
+  [TOPICS.bookingExpired]: envelopeSchema('BookingExpired', bookingExpiredPayload),
+  [TOPICS.bookingCancelled]: envelopeSchema('BookingCancelled', bookingCancelledPayload),
+  [TOPICS.dealCancelled]: envelopeSchema('DealCancelled', dealCancelledPayload),
+  [TOPICS.dealSaleStarted]: envelopeSchema('DealSaleStarted', dealSaleStartedPayload),
+} as const;
+
+export const CRM_EVENT_TYPES = {
+  [TOPICS.bookingCreated]: 'BookingCreated',
+  [TOPICS.bookingConfirmed]: 'BookingConfirmed',
+  [TOPICS.bookingPaid]: 'BookingPaid',
+  [TOPICS.bookingExtended]: 'BookingExtended',
+  [TOPICS.bookingExpired]: 'BookingExpired',
+  [TOPICS.bookingCancelled]: 'BookingCancelled',
+  [TOPICS.dealCancelled]: 'DealCancelled',
+  [TOPICS.dealSaleStarted]: 'DealSaleStarted',
+} as const;
+
+export type CrmTopic = keyof typeof crmContracts;
+export type CrmPayload<T extends CrmTopic> = z.infer<(typeof crmContracts)[T]>['payload'];
+export { nullableTimestamp };

@@ -1,0 +1,129 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigserial, boolean, check, index, integer, jsonb, pgSchema, text, timestamp, uniqueIndex, uuid,
+} from 'drizzle-orm/pg-core';
+import { outboxTable } from '../platform/outbox/table';
+
+export const crm = pgSchema('crm');
+
+export const BOOKING_STATUSES = [
+  'Reserved', 'AwaitingPayment', 'Booked', 'Completed', 'ReserveExpired', 'BookingExpired', 'Cancelled',
+] as const;
+export const ACTIVE_BOOKING_STATUSES = ['Reserved', 'AwaitingPayment', 'Booked'] as const;
+export const DEAL_STATUSES = ['Draft', 'Application', 'Booking', 'Sale', 'Cancelled'] as const;
+/** NotRequired: free program. Pending → ContractUploaded → ReceiptUploaded → Paid: paid program. */
+export const PAYMENT_STATUSES = ['NotRequired', 'Pending', 'ContractUploaded', 'ReceiptUploaded', 'Paid'] as const;
+
+export const deals = crm.table(
+  'deals',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull(),
+    title: text('title').notNull(),
+    agentId: uuid('agent_id'),
+    status: text('status', { enum: DEAL_STATUSES }).notNull(),
+    version: integer('version').notNull().default(1),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('ck_deals_status', sql`${t.status} IN ('Draft', 'Application', 'Booking', 'Sale', 'Cancelled')`),
+    index('ix_deals_tenant').on(t.tenantId, t.status),
+  ],
+);
+
+export const bookingPrograms = crm.table(
+  'booking_programs',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull(),
+    name: text('name').notNull(),
+    isPaid: boolean('is_paid').notNull().default(false),
+    reserveDurationMinutes: integer('reserve_duration_minutes').notNull().default(60),
+    bookingDurationHours: integer('booking_duration_hours').notNull().default(48),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('ck_booking_programs_durations', sql`${t.reserveDurationMinutes} > 0 AND ${t.bookingDurationHours} > 0`),
+  ],
+);
+
+export const bookings = crm.table(
+  'bookings',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull(),
+    dealId: uuid('deal_id').notNull().references(() => deals.id),
+    propertyObjectId: uuid('property_object_id').notNull(),
+    programId: uuid('program_id').notNull().references(() => bookingPrograms.id),
+    status: text('status', { enum: BOOKING_STATUSES }).notNull(),
+    reserveExpiresAt: timestamp('reserve_expires_at', { withTimezone: true, precision: 3 }).notNull(),
+    bookingExpiresAt: timestamp('booking_expires_at', { withTimezone: true, precision: 3 }),
+    bookedAt: timestamp('booked_at', { withTimezone: true, precision: 3 }),
+    paymentStatus: text('payment_status', { enum: PAYMENT_STATUSES }).notNull(),
+    contractDocument: text('contract_document'),
+    receiptDocument: text('receipt_document'),
+    createdBy: uuid('created_by'),
+    closedReason: text('closed_reason'),
+    closedAt: timestamp('closed_at', { withTimezone: true, precision: 3 }),
+    version: integer('version').notNull().default(1),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    check(
+      'ck_bookings_status',
+      sql`${t.status} IN ('Reserved', 'AwaitingPayment', 'Booked', 'Completed', 'ReserveExpired', 'BookingExpired', 'Cancelled')`,
+    ),
+    check(
+      'ck_bookings_payment_status',
+      sql`${t.paymentStatus} IN ('NotRequired', 'Pending', 'ContractUploaded', 'ReceiptUploaded', 'Paid')`,
+    ),
+    // a Booked (or later Booked-derived) booking always has its booking timer
+    check('ck_bookings_booked_timer', sql`${t.status} <> 'Booked' OR (${t.bookingExpiresAt} IS NOT NULL AND ${t.bookedAt} IS NOT NULL)`),
+    // INV-BKG-001: one active booking process per property object
+    uniqueIndex('ux_bookings_active_property_object')
+      .on(t.propertyObjectId)
+      .where(sql`status IN ('Reserved', 'AwaitingPayment', 'Booked')`),
+    // booking-expiration scans (INV-BKG-5)
+    index('ix_bookings_reserve_expires_at')
+      .on(t.reserveExpiresAt)
+      .where(sql`status IN ('Reserved', 'AwaitingPayment')`),
+    index('ix_bookings_booking_expires_at').on(t.bookingExpiresAt).where(sql`status = 'Booked'`),
+    index('ix_bookings_tenant_status').on(t.tenantId, t.status, t.createdAt),
+    index('ix_bookings_deal').on(t.dealId),
+    index('ix_bookings_property_object').on(t.propertyObjectId),
+  ],
+);
+
+export const bookingTimeline = crm.table(
+  'booking_timeline',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    bookingId: uuid('booking_id').notNull(),
+    tenantId: uuid('tenant_id').notNull(),
+    at: timestamp('at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    actorType: text('actor_type', { enum: ['user', 'system'] }).notNull(),
+    actorId: text('actor_id').notNull(),
+    action: text('action').notNull(),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    reason: text('reason'),
+    correlationId: uuid('correlation_id'),
+    messageIds: jsonb('message_ids').$type<string[]>().notNull().default([]),
+    bookingVersion: integer('booking_version').notNull(),
+  },
+  (t) => [index('ix_booking_timeline_booking').on(t.bookingId, t.at)],
+);
+
+/** Client idempotency keys of crm commands: a replay returns the stored result and writes nothing. */
+export const idempotencyKeys = crm.table('idempotency_keys', {
+  key: text('key').primaryKey(),
+  actorId: text('actor_id').notNull(),
+  command: text('command').notNull(),
+  requestHash: text('request_hash').notNull(),
+  response: jsonb('response').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const crmOutbox = outboxTable(crm);

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { EnvError, parseEnv } from './env';
+
+const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', KAFKA_BROKERS: '127.0.0.1:9092' };
+
+describe('env', () => {
+  it('applies the specs\' defaults', () => {
+    const env = parseEnv(base);
+    expect(env.HOLD_EXPIRATION_GRACE_MS).toBe(600_000);
+    expect(env.HOLD_EXPIRATION_BATCH_SIZE).toBe(200);
+    expect(env.DELISTED_RETENTION_SCHEDULE).toBe('0 30 3 * * *');
+    expect(env.DELISTED_RETENTION_TIMEZONE).toBe('Europe/Moscow');
+    expect(env.DELISTED_RETENTION_BATCH_SIZE).toBe(2000);
+    expect(env.DELISTED_RETENTION_MAX_BATCHES_PER_RUN).toBe(100);
+    expect(env.DELISTED_RETENTION_PERIOD_MS).toBe(30 * 24 * 3600_000);
+    expect(env.WORKER_METRICS_PORT).toBe(9464);
+    expect(env.KAFKA_TOPIC_PREFIX).toBe('');
+  });
+  it('names a missing variable', () => {
+    expect(() => parseEnv({ KAFKA_BROKERS: '127.0.0.1:9092' })).toThrow(/DATABASE_URL is required/);
+  });
+  it.each([
+    ['HOLD_EXPIRATION_BATCH_SIZE', '0'],
+    ['HOLD_EXPIRATION_BATCH_SIZE', '-5'],
+    ['HOLD_EXPIRATION_GRACE_MS', 'ten'],
+    ['DELISTED_RETENTION_BATCH_SIZE', '10001'],
+    ['KAFKA_BROKERS', 'not a broker'],
+    ['WORKER_METRICS_PORT', '70000'],
+  ])('rejects %s=%s with a line naming it', (name, value) => {
+    try {
+      parseEnv({ ...base, [name]: value });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(EnvError);
+      expect((e as Error).message).toMatch(new RegExp(`^invalid configuration: ${name} `));
+      expect((e as Error).message.split('\n')).toHaveLength(1);
+    }
+  });
+});

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+
+/**
+ * The one configuration module of web, worker and scripts. Every setting has the spec's default;
+ * a bad value stops the process with one line naming the variable (see `loadEnv`).
+ */
+const positiveInt = (def: number) => z.coerce.number().int().positive().default(def);
+const durationMs = (def: number) => z.coerce.number().int().positive().default(def);
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL'),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^,\s:]+:\d+(,[^,\s:]+:\d+)*$/, 'comma-separated host:port list'),
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, . _ -').default(''),
+  KAFKA_CLIENT_ID: z.string().default('pin-booking'),
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SESSION_SECRET: z.string().min(32, 'at least 32 characters').default('dev-only-session-secret-change-me-in-production!!'),
+  SESSION_TTL_HOURS: positiveInt(12),
+
+  // booking-expiration (crm-booking-saga: cycle 60 s)
+  BOOKING_EXPIRATION_SCHEDULE: z.string().default('0 * * * * *'),
+  BOOKING_EXPIRATION_BATCH_SIZE: positiveInt(200),
+
+  // property-object-hold-expiration (spec: every 60 s UTC, HoldGrace 10 min, BatchSize 200)
+  HOLD_EXPIRATION_SCHEDULE: z.string().default('30 * * * * *'),
+  HOLD_EXPIRATION_GRACE_MS: durationMs(10 * 60_000),
+  HOLD_EXPIRATION_BATCH_SIZE: positiveInt(200),
+
+  // project-aggregates-recalc (debounce 30 s)
+  AGGREGATES_RECALC_SCHEDULE: z.string().default('*/10 * * * * *'),
+  AGGREGATES_RECALC_DEBOUNCE_MS: durationMs(30_000),
+
+  // delisted-retention (spec: 0 30 3 * * * Europe/Moscow, 30 d, 2000, 100, 20 min)
+  DELISTED_RETENTION_SCHEDULE: z.string().default('0 30 3 * * *'),
+  DELISTED_RETENTION_TIMEZONE: z.string().default('Europe/Moscow'),
+  DELISTED_RETENTION_PERIOD_MS: durationMs(30 * 24 * 3600_000),
+  DELISTED_RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(2000),
+  DELISTED_RETENTION_MAX_BATCHES_PER_RUN: positiveInt(100),
+  DELISTED_RETENTION_MAX_RUN_DURATION_MS: durationMs(20 * 60_000),
+
+  // outbox relay
+  OUTBOX_RELAY_SCHEDULE: z.string().default('*/5 * * * * *'),
+  OUTBOX_RELAY_BATCH_SIZE: positiveInt(500),
+  OUTBOX_RETENTION_MS: durationMs(7 * 24 * 3600_000),
+
+  // ops.job_runs history
+  JOB_RUNS_RETENTION_MS: durationMs(30 * 24 * 3600_000),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class EnvError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EnvError';
+  }
+}
+
+/** Parses the environment; throws EnvError whose message is one line per bad variable. */
+export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
+  const result = envSchema.safeParse(source);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = issue.path.join('.') || '(environment)';
+    const got = source[name];
+    const expected = issue.code === 'invalid_type' && got === undefined ? 'is required' : issue.message;
+    return `invalid configuration: ${name} ${expected}${got !== undefined ? ` (got "${got}")` : ''}`;
+  });
+  throw new EnvError(lines.join('\n'));
+}
+
+let cached: Env | undefined;
+
+/** For processes: a bad environment prints the variable and exits 1. */
+export function loadEnv(): Env {
+  if (cached) return cached;
+  try {
+    cached = parseEnv();
+    return cached;
+  } catch (e) {
+    if (e instanceof EnvError) {
+      console.error(e.message);
+      process.exit(1);
+    }
+    throw e;
+  }
+}
+
+export function resetEnvCache(): void {
+  cached = undefined;
+}

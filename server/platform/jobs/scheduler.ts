@@ -1,0 +1,90 @@
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Kafka } from 'kafkajs';
+import type { Database } from '../db';
+import type { Env } from '../env';
+import type { Logger } from '../logger';
+import { counter } from '../metrics';
+import { isJobPaused, runJobCycle, type JobRunResult } from './run-log';
+import type { JobDefinition, JobTrigger } from './types';
+
+const ticksSkipped = counter('pin_job_ticks_skipped_total', 'Scheduler ticks skipped because the previous cycle was still running, or the job is paused', ['job', 'reason']);
+
+export interface ScheduledJob {
+  job: JobDefinition;
+  task: ScheduledTask;
+  nextRun(): Date | null;
+  /** runs one cycle now unless one is in progress in this process (same safety rules as the tick) */
+  runNow(trigger?: JobTrigger): Promise<JobRunResult | null>;
+}
+
+/**
+ * node-cron schedules, one per job. No overlap inside a process: a tick that arrives while the
+ * previous cycle runs is skipped and counted. Across instances the jobs rely on PostgreSQL
+ * (SKIP LOCKED rows, advisory locks), never on this in-memory flag.
+ */
+export class JobScheduler {
+  private readonly scheduled = new Map<string, ScheduledJob>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly abort = new AbortController();
+
+  constructor(private readonly deps: { database: Database; env: Env; logger: Logger; kafka: Kafka }) {}
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  register(job: JobDefinition): ScheduledJob {
+    const { cron: expr, timezone } = job.schedule(this.deps.env);
+    if (!cron.validate(expr)) throw new Error(`invalid cron expression for ${job.name}: "${expr}"`);
+    let running = false;
+    const runNow = async (trigger: JobTrigger = 'manual'): Promise<JobRunResult | null> => {
+      if (running || this.abort.signal.aborted) {
+        ticksSkipped.inc({ job: job.name, reason: running ? 'overlap' : 'stopping' });
+        return null;
+      }
+      running = true;
+      const p = runJobCycle(job, { ...this.deps, signal: this.abort.signal }, trigger);
+      this.inFlight.add(p);
+      try {
+        return await p;
+      } finally {
+        this.inFlight.delete(p);
+        running = false;
+      }
+    };
+    const task = cron.createTask(
+      expr,
+      async () => {
+        if (await isJobPaused(this.deps.database.db, job.name).catch(() => false)) {
+          ticksSkipped.inc({ job: job.name, reason: 'paused' });
+          return;
+        }
+        await runNow('schedule');
+      },
+      { timezone, name: job.name, noOverlap: false },
+    );
+    const entry: ScheduledJob = { job, task, nextRun: () => task.getNextRun(), runNow };
+    this.scheduled.set(job.name, entry);
+    return entry;
+  }
+
+  start(): void {
+    for (const { task } of this.scheduled.values()) void task.start();
+  }
+
+  get(name: string): ScheduledJob | undefined {
+    return this.scheduled.get(name);
+  }
+
+  list(): ScheduledJob[] {
+    return [...this.scheduled.values()];
+  }
+
+  /** Stops the ticks, signals the cycles in hand (they finish or roll back their batch), waits for them. */
+  async stop(): Promise<void> {
+    for (const { task } of this.scheduled.values()) await task.stop();
+    this.abort.abort();
+    await Promise.allSettled([...this.inFlight]);
+    for (const { job } of this.scheduled.values()) await job.close?.().catch(() => {});
+  }
+}

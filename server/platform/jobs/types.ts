@@ -1,0 +1,49 @@
+import type { Database } from '../db';
+import type { Env } from '../env';
+import type { Kafka } from 'kafkajs';
+import type { Logger } from '../logger';
+
+export const JOB_NAMES = [
+  'booking-expiration',
+  'property-object-hold-expiration',
+  'project-aggregates-recalc',
+  'delisted-retention',
+  'outbox-relay',
+] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+export type JobTrigger = 'schedule' | 'manual' | 'cli';
+
+export interface JobContext {
+  database: Database;
+  env: Env;
+  logger: Logger;
+  /** correlationId of the cycle */
+  runId: string;
+  /** aborted when the worker is asked to stop: jobs check it before each batch */
+  signal: AbortSignal;
+  trigger: JobTrigger;
+  /** a kafkajs client (no connection until used) for jobs that publish */
+  kafka: Kafka;
+}
+
+export type JobSummary = Record<string, unknown>;
+
+export interface JobDefinition {
+  name: JobName;
+  /** node-cron expression (6 fields, seconds first) and its time zone */
+  schedule(env: Env): { cron: string; timezone: string };
+  /** one cycle; returns the summary counters named by the spec */
+  run(ctx: JobContext): Promise<JobSummary>;
+  /**
+   * A run that did nothing worth a history row (e.g. an idle relay tick every few seconds) may say so;
+   * failures are always recorded.
+   */
+  isIdle?(summary: JobSummary): boolean;
+  /** releases what the job holds between cycles (producer, advisory-lock connection) */
+  close?(): Promise<void>;
+}
+
+/** A run skipped because another instance holds the job's lock returns `{ skippedLocked: true }`. */
+
+export const SKIPPED_LOCKED = 'skippedLocked';

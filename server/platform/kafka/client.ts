@@ -1,0 +1,33 @@
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import type { Env } from '../env';
+import type { Logger } from '../logger';
+
+/** kafkajs log lines go through pino (warn and above) instead of kafkajs's own console logger. */
+export function createKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger, clientSuffix = ''): Kafka {
+  return new Kafka({
+    clientId: `${env.KAFKA_CLIENT_ID}${clientSuffix}`,
+    brokers: env.KAFKA_BROKERS.split(','),
+    connectionTimeout: 5_000,
+    requestTimeout: 30_000,
+    retry: { initialRetryTime: 300, retries: 8, maxRetryTime: 10_000 },
+    logLevel: logLevel.WARN,
+    logCreator: () => ({ level, log }) => {
+      if (!logger) return;
+      const { message, ...extra } = log as { message: string } & Record<string, unknown>;
+      const line = { kafkajs: true, broker: extra.broker, error: extra.error };
+      if (level <= logLevel.ERROR) logger.error(line, message);
+      else logger.warn(line, message);
+    },
+  });
+}
+
+/**
+ * The idempotent producer (acks=all, one in-flight request): per-partition order survives retries.
+ * Never call send concurrently on it — callers serialise (the relay sends one batch at a time).
+ */
+export function createIdempotentProducer(kafka: Kafka): Producer {
+  return kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+}
+
+export const toHeaders = (h: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(Object.entries(h).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, String(v)]));

@@ -1,0 +1,189 @@
+import { sql } from 'drizzle-orm';
+import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import { anyEnvelopeSchema, contracts, type AnyEnvelope, type Topic } from '../../contracts';
+import type { Database, Tx } from '../db';
+import type { Env } from '../env';
+import type { Logger } from '../logger';
+import { counter } from '../metrics';
+import { createIdempotentProducer, toHeaders } from './client';
+import { dlqTopic, withPrefix } from './topics';
+
+const messagesTotal = counter('pin_consumer_messages_total', 'Consumed messages by consumer and outcome', ['consumer', 'result']);
+const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer']);
+
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+export interface ConsumedMessage<T = unknown> {
+  topic: Topic;
+  envelope: AnyEnvelope & { payload: T };
+  partition: number;
+  offset: string;
+}
+
+export type HandlerOutcome = { result: 'applied' | 'no-op'; detail?: string };
+
+/**
+ * A message that can never succeed (contract violation, business rejection such as
+ * CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH): it goes to `<group>.dlq` and the consumer moves on.
+ * `record` runs in the transaction that marks the message rejected in the inbox (e.g. a row for ops).
+ */
+export class RejectMessage extends Error {
+  constructor(public readonly code: string, message: string, public readonly record?: (tx: Tx) => Promise<void>) {
+    super(message);
+    this.name = 'RejectMessage';
+  }
+}
+
+export interface ConsumerDefinition {
+  /** consumer group id (prefixed by KAFKA_TOPIC_PREFIX) and inbox `consumer` value */
+  name: string;
+  inbox: 'chessboard' | 'catalog';
+  topics: Topic[];
+  handle(tx: Tx, message: ConsumedMessage, ctx: { logger: Logger; env: Env }): Promise<HandlerOutcome>;
+}
+
+export interface RunningConsumer {
+  consumer: Consumer;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs one consumer group: each message is applied and its messageId recorded in the context's inbox
+ * in ONE transaction; the offset is committed only after that commit. A duplicate messageId is a
+ * no-op. Transient failures (database down, deadlock) are retried with backoff in place — the
+ * partition waits, nothing goes to the DLQ. If the DLQ cannot be written, the offset is not committed.
+ */
+export async function startConsumer(
+  def: ConsumerDefinition,
+  deps: { database: Database; env: Env; logger: Logger; kafka: Kafka; fromBeginning?: boolean },
+): Promise<RunningConsumer> {
+  const { env } = deps;
+  const group = withPrefix(env.KAFKA_TOPIC_PREFIX, def.name);
+  const log = deps.logger.child({ consumer: def.name });
+  const consumer = deps.kafka.consumer({ groupId: group, sessionTimeout: 30_000, heartbeatInterval: 3_000, allowAutoTopicCreation: false });
+  const dlqProducer: Producer = createIdempotentProducer(deps.kafka);
+  const unprefix = new Map(def.topics.map((t) => [withPrefix(env.KAFKA_TOPIC_PREFIX, t), t] as const));
+  let stopping = false;
+
+  await Promise.all([consumer.connect(), dlqProducer.connect()]);
+  await consumer.subscribe({ topics: [...unprefix.keys()], fromBeginning: deps.fromBeginning ?? true });
+
+  const sendToDlq = async (topic: string, partition: number, message: KafkaMessage, code: string, reason: string) => {
+    const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, v?.toString() ?? '']));
+    await dlqProducer.send({
+      topic: withPrefix(env.KAFKA_TOPIC_PREFIX, dlqTopic(def.name)),
+      acks: -1,
+      messages: [{
+        key: message.key,
+        value: message.value,
+        headers: toHeaders({
+          ...headers,
+          'dlq.error.code': code,
+          'dlq.error.message': reason.slice(0, 1000),
+          'dlq.original.topic': topic,
+          'dlq.original.partition': partition,
+          'dlq.original.offset': message.offset,
+          'dlq.consumer': def.name,
+          'dlq.failed_at': new Date().toISOString(),
+        }),
+      }],
+    });
+  };
+
+  const parse = (topic: Topic, message: KafkaMessage): { envelope: AnyEnvelope } | { code: string; reason: string; messageId?: string } => {
+    const raw = message.value;
+    if (!raw) return { code: 'CONTRACT_EMPTY_MESSAGE', reason: 'message has no value' };
+    if (raw.length > MAX_PAYLOAD_BYTES) return { code: 'CONTRACT_PAYLOAD_TOO_LARGE', reason: `${raw.length} bytes > ${MAX_PAYLOAD_BYTES}` };
+    let json: unknown;
+    try {
+      json = JSON.parse(raw.toString('utf8'));
+    } catch (e) {
+      return { code: 'CONTRACT_INVALID_JSON', reason: (e as Error).message };
+    }
+    const head = anyEnvelopeSchema.safeParse(json);
+    if (!head.success) return { code: 'CONTRACT_VIOLATION', reason: head.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+    if (head.data.contractVersion !== 1) {
+      return { code: 'CONTRACT_VERSION_UNSUPPORTED', reason: `contractVersion ${head.data.contractVersion}`, messageId: head.data.messageId };
+    }
+    const full = contracts[topic].safeParse(json);
+    if (!full.success) {
+      return { code: 'CONTRACT_VIOLATION', reason: full.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), messageId: head.data.messageId };
+    }
+    return { envelope: full.data as AnyEnvelope };
+  };
+
+  const recordRejection = async (messageId: string | undefined, topic: Topic, code: string, record?: (tx: Tx) => Promise<void>) => {
+    if (!messageId && !record) return;
+    await deps.database.db.transaction(async (tx) => {
+      if (messageId) {
+        await tx.execute(sql`INSERT INTO ${sql.identifier(def.inbox)}.inbox (consumer, message_id, topic, result, detail)
+          VALUES (${def.name}, ${messageId}, ${topic}, 'rejected', ${code}) ON CONFLICT DO NOTHING`);
+      }
+      await record?.(tx);
+    });
+  };
+
+  await consumer.run({
+    autoCommit: false,
+    eachMessage: async ({ topic: fullTopic, partition, message, heartbeat }) => {
+      const topic = unprefix.get(fullTopic)!;
+      const commit = () => consumer.commitOffsets([{ topic: fullTopic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+      const parsed = parse(topic, message);
+      if (!('envelope' in parsed)) {
+        await sendToDlq(fullTopic, partition, message, parsed.code, parsed.reason);
+        await recordRejection(parsed.messageId, topic, parsed.code);
+        messagesTotal.inc({ consumer: def.name, result: 'dlq' });
+        log.warn({ topic, partition, offset: message.offset, code: parsed.code, messageId: parsed.messageId }, 'consumer message sent to DLQ');
+        await commit();
+        return;
+      }
+      const { envelope } = parsed;
+      const mlog = log.child({ topic, messageId: envelope.messageId, correlationId: envelope.correlationId, aggregateId: envelope.aggregateId });
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const outcome = await deps.database.db.transaction(async (tx) => {
+            const inserted = await tx.execute(sql`INSERT INTO ${sql.identifier(def.inbox)}.inbox (consumer, message_id, topic, result)
+              VALUES (${def.name}, ${envelope.messageId}, ${topic}, 'applied') ON CONFLICT DO NOTHING RETURNING message_id`);
+            if (inserted.length === 0) return { result: 'duplicate' as const };
+            const res = await def.handle(tx, { topic, envelope, partition, offset: message.offset }, { logger: mlog, env });
+            if (res.result !== 'applied' || res.detail) {
+              await tx.execute(sql`UPDATE ${sql.identifier(def.inbox)}.inbox SET result = ${res.result}, detail = ${res.detail ?? null}
+                WHERE consumer = ${def.name} AND message_id = ${envelope.messageId}`);
+            }
+            return res;
+          });
+          messagesTotal.inc({ consumer: def.name, result: outcome.result });
+          if (outcome.result === 'applied') mlog.info({ result: 'applied' }, 'consumer applied');
+          else mlog.info({ result: outcome.result, detail: 'detail' in outcome ? outcome.detail : undefined }, 'consumer no-op');
+          break;
+        } catch (e) {
+          if (e instanceof RejectMessage) {
+            await sendToDlq(fullTopic, partition, message, e.code, e.message);
+            await recordRejection(envelope.messageId, topic, e.code, e.record);
+            messagesTotal.inc({ consumer: def.name, result: 'rejected' });
+            mlog.warn({ code: e.code, reason: e.message }, 'consumer rejected message to DLQ');
+            break;
+          }
+          retriesTotal.inc({ consumer: def.name });
+          if (stopping) throw e; // leave the offset uncommitted; the next owner retries
+          const delay = Math.min(30_000, 200 * 2 ** Math.min(attempt, 8));
+          mlog.error({ attempt, delayMs: delay, err: { message: (e as Error).message } }, 'consumer transient failure, retrying');
+          await sleep(delay);
+          await heartbeat().catch(() => {});
+        }
+      }
+      await commit();
+    },
+  });
+
+  return {
+    consumer,
+    stop: async () => {
+      stopping = true;
+      await consumer.disconnect(); // waits for the message in hand
+      await dlqProducer.disconnect().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,5 @@
+/** Every table of every context: what drizzle-kit generates migrations from. */
+export * from '../crm/schema';
+export * from '../chessboard/schema';
+export * from '../catalog/schema';
+export * from '../ops/schema';

@@ -1,0 +1,23 @@
+import { createDatabase, type Database } from './db';
+import { loadEnv, type Env } from './env';
+import { createLogger, type Logger } from './logger';
+import { bindOutboxMetrics } from './outbox/relay';
+
+/** Process-wide singletons for the web app (route handlers are stateless otherwise). */
+export interface Services {
+  env: Env;
+  database: Database;
+  logger: Logger;
+}
+
+const g = globalThis as unknown as { __pinServices?: Services };
+
+export function getServices(): Services {
+  if (!g.__pinServices) {
+    const env = loadEnv();
+    const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-web' });
+    bindOutboxMetrics(database);
+    g.__pinServices = { env, database, logger: createLogger('web', { level: env.LOG_LEVEL }) };
+  }
+  return g.__pinServices;
+}

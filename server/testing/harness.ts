@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import { createTopics, dropDatabase, withDatabase } from '../../scripts/infra';
+import { createDatabase, type Database } from '../platform/db';
+import { parseEnv, type Env } from '../platform/env';
+import { createCapturingLogger, type Logger } from '../platform/logger';
+
+export interface TestContext {
+  database: Database;
+  url: string;
+  env: Env;
+  /** KAFKA_TOPIC_PREFIX of this test file: topics and consumer groups are isolated per file */
+  prefix: string;
+  logger: Logger;
+  logLines: () => Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/**
+ * An isolated, migrated database cloned from the template (real PostgreSQL), and with `kafka: true`
+ * a unique topic prefix whose topics exist on the real broker.
+ */
+export async function createTestContext(opts: { kafka?: boolean; env?: Record<string, string> } = {}): Promise<TestContext> {
+  const adminUrl = inject('adminDatabaseUrl');
+  const template = inject('templateDatabase');
+  const brokers = inject('kafkaBrokers');
+  const name = `pin_t_${randomBytes(5).toString('hex')}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    // concurrent clones of one template are serialised: CREATE DATABASE needs the template idle
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+        break;
+      } catch (e) {
+        if (attempt > 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+  const url = withDatabase(adminUrl, name);
+  const prefix = `t${randomBytes(4).toString('hex')}.`;
+  if (opts.kafka) await createTopics(brokers, prefix);
+  const env = parseEnv({ ...process.env, NODE_ENV: 'test', DATABASE_URL: url, KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: prefix, LOG_LEVEL: 'debug', ...opts.env });
+  const database = createDatabase(url, { max: 20, applicationName: 'pin-test' });
+  const { logger, lines } = createCapturingLogger('test');
+  return {
+    database,
+    url,
+    env,
+    prefix,
+    logger,
+    logLines: lines,
+    close: async () => {
+      await database.close();
+      await dropDatabase(adminUrl, name).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import { randomUUID } from 'node:crypto';
+import type { Actor } from '../auth/actor';
+import type { Database } from '../platform/db';
+import type { Env } from '../platform/env';
+import type { Logger } from '../platform/logger';
+
+export interface Context {
+  database: Database;
+  env: Env;
+  logger: Logger;
+  actor: Actor | null;
+  /** flows into outbox rows, Kafka headers and consumer logs */
+  correlationId: string;
+  /** the session token hash of the caller, if any (sign-out) */
+  sessionId: string | null;
+  /** response cookie writer (set by the HTTP adapter) */
+  setCookie?: (cookie: string) => void;
+  ip: string;
+}
+
+export function createContextFor(base: Pick<Context, 'database' | 'env' | 'logger'>, actor: Actor | null, extra: Partial<Context> = {}): Context {
+  return { ...base, actor, correlationId: randomUUID(), sessionId: null, ip: '127.0.0.1', ...extra };
+}

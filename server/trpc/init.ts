@@ -1,0 +1,59 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import superjson from 'superjson';
+import { ZodError } from 'zod';
+import type { Actor, Role } from '../auth/actor';
+import { isAppError } from '../platform/errors';
+import type { Context } from './context';
+
+const t = initTRPC.context<Context>().create({
+  transformer: superjson,
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    return {
+      ...shape,
+      data: {
+        ...shape.data,
+        // stable domain code for the UI's plain-words message (e.g. CRM_BOOKING_PROPERTY_OBJECT_BUSY)
+        domainCode: isAppError(cause) ? cause.code : error.code === 'BAD_REQUEST' && cause instanceof ZodError ? 'VALIDATION_ERROR' : null,
+        zodIssues: cause instanceof ZodError ? cause.issues.map((i) => ({ path: i.path.map(String), message: i.message })) : undefined,
+        stack: undefined,
+      },
+    };
+  },
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+export const middleware = t.middleware;
+
+/** Domain errors → tRPC codes; anything unexpected is logged and surfaces as a plain 500 without internals. */
+const errorMapping = t.middleware(async ({ ctx, next, path }) => {
+  const result = await next();
+  if (!result.ok) {
+    const cause = result.error.cause;
+    if (isAppError(cause)) {
+      throw new TRPCError({ code: cause.kind, message: cause.message, cause });
+    }
+    if (result.error.code === 'INTERNAL_SERVER_ERROR') {
+      ctx.logger.error({ path, err: { message: result.error.message, stack: result.error.stack } }, 'procedure failed');
+    }
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(errorMapping);
+
+export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.actor) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first' });
+  return next({ ctx: { ...ctx, actor: ctx.actor as Actor } });
+});
+
+/** Role gate in the middleware; tenant scope is applied again inside every query. */
+export function roleProcedure(...roles: Role[]) {
+  return authedProcedure.use(({ ctx, next }) => {
+    if (!roles.includes(ctx.actor.role as Role)) {
+      throw new TRPCError({ code: 'FORBIDDEN', message: 'Your role does not allow this action' });
+    }
+    return next();
+  });
+}

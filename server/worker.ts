@@ -1,0 +1,95 @@
+import http from 'node:http';
+import { createDatabase } from './platform/db';
+import { loadEnv } from './platform/env';
+import { createLogger } from './platform/logger';
+import { collectProcessMetrics, renderMetrics } from './platform/metrics';
+import { createKafka } from './platform/kafka/client';
+import { startConsumer, type RunningConsumer } from './platform/kafka/consumer-runner';
+import { JobScheduler } from './platform/jobs/scheduler';
+import { pruneJobRuns } from './platform/jobs/run-log';
+import { bindOutboxMetrics, } from './platform/outbox/relay';
+import { outboxChannel } from './platform/outbox/write';
+import { createJobs } from './jobs';
+import { consumers } from './consumers';
+
+/**
+ * The sidecar: node-cron schedules every job, runs every Kafka consumer, wakes the relay on NOTIFY,
+ * serves /metrics and /health. SIGTERM/SIGINT: stop ticks, let the batch in hand commit or roll
+ * back, stop consumers after the message in hand, exit 0.
+ */
+async function main(): Promise<void> {
+  const env = loadEnv();
+  const logger = createLogger('worker', { level: env.LOG_LEVEL });
+  const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker' });
+  bindOutboxMetrics(database);
+  collectProcessMetrics();
+  const kafka = createKafka(env, logger, '-worker');
+  const scheduler = new JobScheduler({ database, env, logger, kafka });
+  const jobs = createJobs();
+  for (const job of Object.values(jobs)) scheduler.register(job);
+
+  let healthy = true;
+  const running: RunningConsumer[] = [];
+  const server = http.createServer(async (req, res) => {
+    if (req.url === '/metrics') {
+      const { body, contentType } = await renderMetrics();
+      res.writeHead(200, { 'content-type': contentType }).end(body);
+    } else if (req.url === '/health') {
+      let db = false;
+      try { await database.sql`SELECT 1`; db = true; } catch { /* reported below */ }
+      const ok = healthy && db;
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: ok ? 'ok' : 'degraded', db, consumers: running.length, jobs: scheduler.list().map((j) => ({ name: j.job.name, nextRun: j.nextRun() })) }));
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(env.WORKER_METRICS_PORT, '127.0.0.1', resolve));
+  logger.info({ port: env.WORKER_METRICS_PORT }, 'worker metrics and health listening');
+
+  // NOTIFY from a writing transaction wakes the relay; the cron tick covers a lost notification
+  const relay = scheduler.get('outbox-relay')!;
+  let kick: Promise<unknown> | null = null;
+  let again = false;
+  const wake = () => {
+    if (kick) { again = true; return; }
+    kick = relay.runNow('schedule').finally(() => {
+      kick = null;
+      if (again) { again = false; wake(); }
+    });
+  };
+  for (const name of ['crm', 'chessboard'] as const) await database.sql.listen(outboxChannel(name), wake);
+
+  for (const def of consumers) {
+    if (def.topics.length === 0) continue;
+    running.push(await startConsumer(def, { database, env, logger, kafka }));
+    logger.info({ consumer: def.name }, 'consumer started');
+  }
+  scheduler.start();
+  wake();
+  const pruneTimer = setInterval(() => void pruneJobRuns(database.db, env.JOB_RUNS_RETENTION_MS).catch(() => {}), 3600_000);
+  logger.info({ jobs: scheduler.list().map((j) => ({ name: j.job.name, nextRun: j.nextRun() })) }, 'worker started');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    healthy = false;
+    logger.info({ signal }, 'worker stopping');
+    clearInterval(pruneTimer);
+    await scheduler.stop();
+    await Promise.allSettled(running.map((c) => c.stop()));
+    server.close();
+    await database.close();
+    logger.info('worker stopped');
+    logger.flush();
+    setTimeout(() => process.exit(0), 50);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((e) => {
+  console.error(`worker failed to start: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  resolve: { alias: { '@': path.resolve(__dirname) } },
+  resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
   test: {
     include: ['server/**/*.test.ts', 'scripts/**/*.test.ts'],
     exclude: ['**/node_modules/**', '.data/**', 'e2e/**', '**/*.faults.test.ts'],

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
@@ -24,6 +25,9 @@ export interface Infra {
  */
 export async function ensureInfra(opts: { profile: 'dev' | 'test' | 'bench'; fresh?: boolean; log?: (line: string) => void }): Promise<Infra> {
   const log = opts.log ?? ((l: string) => console.log(`[infra] ${l}`));
+  // throwaway profiles get a folder per process, so concurrent test runs never share (or wipe) each other's data
+  const throwaway = opts.profile !== 'dev';
+  const dir = (kind: string) => path.join(DATA_DIR, throwaway ? `${opts.profile}-${kind}-${process.pid}` : `${opts.profile}-${kind}`);
   const stops: (() => Promise<void>)[] = [];
   let databaseUrl = process.env.DATABASE_URL;
   let kafkaBrokers = process.env.KAFKA_BROKERS;
@@ -34,11 +38,11 @@ export async function ensureInfra(opts: { profile: 'dev' | 'test' | 'bench'; fre
       databaseUrl
         ? null
         : (log('DATABASE_URL not set: starting embedded PostgreSQL'),
-          startLocalPostgres({ dataDir: path.join(DATA_DIR, `${opts.profile}-pg`), fresh: opts.fresh, log })),
+          startLocalPostgres({ dataDir: dir('pg'), fresh: opts.fresh || throwaway, log })),
       kafkaBrokers
         ? null
         : (log('KAFKA_BROKERS not set: starting a local Apache Kafka (KRaft)'),
-          startLocalKafka({ dataDir: path.join(DATA_DIR, `${opts.profile}-kafka`), fresh: opts.fresh, log })),
+          startLocalKafka({ dataDir: dir('kafka'), fresh: opts.fresh || throwaway, log })),
     ]);
     if (pg) { databaseUrl = pg.url; stops.push(pg.stop); }
     if (kafka) { kafkaBrokers = kafka.brokers; stops.push(kafka.stop); }
@@ -54,6 +58,7 @@ export async function ensureInfra(opts: { profile: 'dev' | 'test' | 'bench'; fre
     startedKafka,
     stop: async () => {
       await Promise.allSettled(stops.reverse().map((s) => s()));
+      if (throwaway) for (const kind of ['pg', 'kafka']) fs.rmSync(dir(kind), { recursive: true, force: true });
     },
   };
 }

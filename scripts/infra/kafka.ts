@@ -124,6 +124,7 @@ export async function startLocalKafka(opts: StartLocalKafkaOptions): Promise<Loc
 
   try {
     await waitUntilReady(brokers, () => exitInfo, exited, log);
+    await warmUp(brokers);
   } catch (error) {
     if (!exitInfo) {
       child.kill('SIGKILL');
@@ -333,6 +334,27 @@ async function waitUntilReady(
       lastProgress = Date.now();
     }
     await Promise.race([sleep(500), exited]);
+  }
+}
+
+/**
+ * On a fresh cluster the group coordinator (the __consumer_offsets topic) and the producer-id
+ * manager initialise lazily on first use; until then JoinGroup / InitProducerId fail with
+ * retriable errors (GROUP_COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS), which kafkajs
+ * logs as ERRORs and answers by crashing and restarting the consumer. Trigger both here, so that
+ * the broker handed out is quiet and ready for the first consumer and idempotent producer.
+ */
+async function warmUp(brokers: string): Promise<void> {
+  const kafka = new Kafka({ clientId: 'local-kafka-warmup', brokers: [brokers], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  try {
+    await admin.connect();
+    await admin.describeGroups(['local-kafka-warmup']); // retries until the coordinator is loaded
+    await producer.connect(); // InitProducerId, retried until a producer-id block is allocated
+  } finally {
+    await producer.disconnect().catch(() => {});
+    await admin.disconnect().catch(() => {});
   }
 }
 

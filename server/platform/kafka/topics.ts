@@ -53,19 +53,22 @@ export function allTopicNames(prefix = ''): string[] {
  * run concurrently from several processes: topics that already exist are left as they are.
  */
 export async function ensureTopics(admin: Admin, prefix = '', partitions = 3): Promise<void> {
-  const wanted = allTopicNames(prefix);
+  await ensureNamedTopics(admin, allTopicNames(prefix), partitions);
+}
+
+/** `ensureTopics` for an explicit list of (already prefixed) topic names. */
+export async function ensureNamedTopics(admin: Admin, wanted: string[], partitions = 3): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing = wanted.filter((topic) => !existing.has(topic));
   if (missing.length === 0) return;
 
-  const created = await admin.createTopics({
-    waitForLeaders: true,
+  // kafkajs's own waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION while a KRaft broker is
+  // still propagating a fresh topic (seen with 4.x), so create without it and wait here instead.
+  await admin.createTopics({
+    waitForLeaders: false,
     topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
   });
-  // `false` means kafkajs hit TOPIC_ALREADY_EXISTS for some topic (another process created it
-  // concurrently). kafkajs then skips its wait-for-leaders step even for the topics it did create,
-  // so do that wait here.
-  if (!created) await waitForLeaders(admin, missing);
+  await waitForLeaders(admin, missing);
 }
 
 async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../server/testing/harness';
+import { seed } from './seed';
+
+let t: TestContext;
+beforeAll(async () => { t = await createTestContext(); });
+afterAll(async () => { await t?.close(); });
+
+describe('demo seed', () => {
+  it('is idempotent, realistic in size and consistent between crm and chessboard', async () => {
+    const first = await seed(t.url, () => {});
+    expect(first.inserted).toBe(true);
+    expect(first.objects).toBeGreaterThan(1400);
+    expect(first.objects).toBeLessThan(1600);
+    const counts = async () => (await t.database.sql`SELECT
+      (SELECT count(*)::int FROM chessboard.property_objects) AS objects,
+      (SELECT count(*)::int FROM crm.bookings) AS bookings,
+      (SELECT count(*)::int FROM chessboard.outbox) AS events,
+      (SELECT count(*)::int FROM catalog.property_object_cards) AS cards`)[0];
+    const before = await counts();
+    const second = await seed(t.url, () => {});
+    expect(second.inserted).toBe(false);
+    expect(await counts()).toEqual(before);
+
+    const s = t.database.sql;
+    const [shape] = await s`SELECT count(DISTINCT tenant_id)::int AS tenants, (SELECT count(*)::int FROM chessboard.projects) AS projects,
+      (SELECT count(*)::int FROM chessboard.buildings) AS buildings, (SELECT min(floors)::int FROM chessboard.buildings) AS min_floors,
+      (SELECT max(floors)::int FROM chessboard.buildings) AS max_floors FROM chessboard.projects`;
+    expect(shape).toEqual({ tenants: 2, projects: 3, buildings: 5, min_floors: 9, max_floors: 25 });
+
+    const statuses = (await s`SELECT DISTINCT status FROM chessboard.property_objects`).map((r) => r.status).sort();
+    expect(statuses).toEqual(['Booked', 'Free', 'Hidden', 'Reserved', 'Sold']);
+    const bookingStatuses = (await s`SELECT DISTINCT status FROM crm.bookings`).map((r) => r.status).sort();
+    expect(bookingStatuses).toEqual(['AwaitingPayment', 'Booked', 'BookingExpired', 'Cancelled', 'Completed', 'ReserveExpired', 'Reserved']);
+
+    // every active booking's object is held by its deal with equal timers
+    const inconsistent = await s`SELECT b.id FROM crm.bookings b JOIN chessboard.property_objects o ON o.id = b.property_object_id
+      WHERE b.status IN ('Reserved', 'AwaitingPayment', 'Booked') AND NOT (
+        o.hold_deal_id = b.deal_id AND (
+          (b.status = 'Booked' AND o.status = 'Booked' AND o.booked_until = b.booking_expires_at) OR
+          (b.status <> 'Booked' AND o.status = 'Reserved' AND o.reserved_until = b.reserve_expires_at)))`;
+    expect(inconsistent).toEqual([]);
+    const [paid] = await s`SELECT count(*)::int AS n FROM crm.bookings WHERE status = 'AwaitingPayment' AND payment_status = 'ReceiptUploaded'`;
+    expect(paid.n).toBeGreaterThan(0);
+
+    // lost releases: held past the 10-minute grace while crm's booking has already expired
+    const [stuck] = await s`SELECT count(*)::int AS n FROM chessboard.property_objects o
+      WHERE (o.reserved_until < now() - interval '10 minutes' OR o.booked_until < now() - interval '10 minutes')
+        AND NOT EXISTS (SELECT 1 FROM crm.bookings b WHERE b.property_object_id = o.id AND b.status IN ('Reserved', 'AwaitingPayment', 'Booked'))`;
+    expect(stuck.n).toBeGreaterThanOrEqual(2);
+
+    const [catalog] = await s`SELECT
+      (SELECT count(*)::int FROM catalog.property_object_cards WHERE status = 'Delisted' AND updated_at < now() - interval '30 days') AS old_objects,
+      (SELECT count(*)::int FROM catalog.project_cards WHERE status = 'Delisted' AND updated_at < now() - interval '30 days') AS old_projects,
+      (SELECT count(*)::int FROM catalog.property_object_display_overrides WHERE deleted_at IS NOT NULL) AS soft_deleted_overrides,
+      (SELECT count(*)::int FROM catalog.developer_ranking_rules) AS ranking_rules,
+      (SELECT count(*)::int FROM auth.users) AS users`;
+    expect(catalog.old_objects).toBeGreaterThan(0);
+    expect(catalog.old_projects).toBe(1);
+    expect(catalog.soft_deleted_overrides).toBeGreaterThan(0);
+    expect(catalog.ranking_rules).toBeGreaterThan(0);
+    expect(catalog.users).toBeGreaterThanOrEqual(5);
+    const roles = (await s`SELECT DISTINCT role FROM auth.users`).map((r) => r.role).sort();
+    expect(roles).toEqual(['agent', 'developer_manager', 'ops', 'pin_manager', 'viewer']);
+  });
+});

@@ -37,3 +37,19 @@ describe('env', () => {
     }
   });
 });
+
+describe('.env.example', () => {
+  it('documents every variable of the schema with its default', async () => {
+    const fs = await import('node:fs');
+    const { envSchema } = await import('./env');
+    const text = fs.readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    const documented = new Map(
+      text.split('\n').map((l) => l.replace(/^#\s*/, '')).filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.split('=')[0], l.slice(l.indexOf('=') + 1).split(/\s{2,}/)[0]] as const),
+    );
+    const defaults = envSchema.parse({ DATABASE_URL: 'postgres://x@h:1/d', KAFKA_BROKERS: 'h:1' });
+    for (const name of Object.keys(envSchema.shape)) {
+      expect(documented.has(name), name).toBe(true);
+      if (name !== 'DATABASE_URL' && name !== 'KAFKA_BROKERS') expect(documented.get(name), name).toBe(String(defaults[name as keyof typeof defaults]));
+    }
+  });
+});

@@ -8,6 +8,7 @@ import { startConsumer, type RunningConsumer } from './platform/kafka/consumer-r
 import { JobScheduler } from './platform/jobs/scheduler';
 import { pruneJobRuns } from './platform/jobs/run-log';
 import { bindOutboxMetrics, } from './platform/outbox/relay';
+import { bindCatalogMetrics } from './catalog/retention-metrics';
 import { outboxChannel } from './platform/outbox/write';
 import { createJobs } from './jobs';
 import { consumers } from './consumers';
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
   const logger = createLogger('worker', { level: env.LOG_LEVEL });
   const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker' });
   bindOutboxMetrics(database);
+  bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
   collectProcessMetrics();
   const kafka = createKafka(env, logger, '-worker');
   const scheduler = new JobScheduler({ database, env, logger, kafka });

@@ -154,6 +154,7 @@ CREATE TABLE "chessboard"."hold_mismatches" (
 	"event_deal_id" uuid,
 	"hold_deal_id" uuid,
 	"object_status" text NOT NULL,
+	"detail" text,
 	"observed_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	"resolved_at" timestamp (3) with time zone
 );
@@ -166,7 +167,7 @@ CREATE TABLE "chessboard"."hold_releases" (
 	"hold_deal_id" uuid,
 	"from_status" text NOT NULL,
 	"expired_timer_at" timestamp (3) with time zone,
-	"overdue_by_ms" integer,
+	"overdue_by_ms" bigint,
 	"status_source" text NOT NULL,
 	"run_id" uuid,
 	"actor_id" text,
@@ -223,6 +224,7 @@ CREATE TABLE "chessboard"."property_objects" (
 	"reserved_until" timestamp (3) with time zone,
 	"booked_until" timestamp (3) with time zone,
 	"hold_deal_id" uuid,
+	"hold_booking_id" uuid,
 	"sold_at" timestamp (3) with time zone,
 	"status_source" text NOT NULL,
 	"status_changed_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
@@ -233,6 +235,7 @@ CREATE TABLE "chessboard"."property_objects" (
 	CONSTRAINT "ck_property_objects_inv_chs_002" CHECK ((("chessboard"."property_objects"."status" = 'Reserved') = ("chessboard"."property_objects"."reserved_until" IS NOT NULL))
         AND (("chessboard"."property_objects"."status" = 'Booked') = ("chessboard"."property_objects"."booked_until" IS NOT NULL))
         AND (("chessboard"."property_objects"."status" IN ('Reserved', 'Booked')) = ("chessboard"."property_objects"."hold_deal_id" IS NOT NULL))),
+	CONSTRAINT "ck_property_objects_hold_booking" CHECK ("chessboard"."property_objects"."hold_booking_id" IS NULL OR "chessboard"."property_objects"."status" IN ('Reserved', 'Booked')),
 	CONSTRAINT "ck_property_objects_sizes" CHECK ("chessboard"."property_objects"."rooms" >= 0 AND "chessboard"."property_objects"."area" > 0 AND "chessboard"."property_objects"."price" >= 0)
 );
 --> statement-breakpoint
@@ -273,6 +276,7 @@ CREATE TABLE "catalog"."project_cards" (
 	"status" text NOT NULL,
 	"free_count" integer DEFAULT 0 NOT NULL,
 	"source_version" integer DEFAULT 0 NOT NULL,
+	"source_updated_at" timestamp (3) with time zone,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "ck_project_cards_status" CHECK ("catalog"."project_cards"."status" IN ('Published', 'Hidden', 'Delisted'))
@@ -291,6 +295,7 @@ CREATE TABLE "catalog"."property_object_cards" (
 	"sale_status" text NOT NULL,
 	"status" text NOT NULL,
 	"source_version" integer DEFAULT 0 NOT NULL,
+	"source_updated_at" timestamp (3) with time zone,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "ck_property_object_cards_status" CHECK ("catalog"."property_object_cards"."status" IN ('Published', 'Hidden', 'Delisted'))

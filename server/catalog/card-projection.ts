@@ -1,0 +1,175 @@
+import { and, eq, ne, sql } from 'drizzle-orm';
+import type { ChessboardPayload } from '../contracts/chessboard';
+import { TOPICS } from '../platform/kafka/topics';
+import type { Tx } from '../platform/db';
+import {
+  cardStatusForObject, decideDelist, decideStatusChange, decideUpsert,
+  type CardDecision, type CardSourceState, type CardStatus,
+} from './card';
+import { projectCards, propertyObjectCards } from './schema';
+
+/**
+ * Commands of the card projection: each applies one chessboard event to the catalog cards inside the
+ * consumer's transaction. The card row is locked first (FOR UPDATE), so the decision is taken on the
+ * state that will be written — and a retention batch that already locked the row is waited for: if it
+ * deletes the card, the upsert then creates a fresh card with the same id (spec: race with restoration).
+ */
+
+export interface ProjectionOutcome {
+  decision: CardDecision;
+  /** INV-5: object cards delisted together with their project */
+  cascaded?: number;
+}
+
+type PropertyObjectUpserted = ChessboardPayload<typeof TOPICS.propertyObjectUpserted>;
+type PropertyObjectDeleted = ChessboardPayload<typeof TOPICS.propertyObjectDeleted>;
+type PropertyObjectStatusChanged = ChessboardPayload<typeof TOPICS.propertyObjectStatusChanged>;
+type ProjectUpserted = ChessboardPayload<typeof TOPICS.projectUpserted>;
+type ProjectDeleted = ChessboardPayload<typeof TOPICS.projectDeleted>;
+
+/** The transaction's time: every row changed by one event gets the same updated_at (INV-5). */
+async function transactionNow(tx: Tx): Promise<Date> {
+  const [row] = await tx.execute<{ now: Date | string }>(sql`SELECT now() AS now`);
+  return new Date(row.now);
+}
+
+/** A concurrent insert of the same id (another instance): the transaction is retried by the runner. */
+class ConcurrentCardInsert extends Error {
+  constructor(id: string) {
+    super(`card ${id} was inserted concurrently; retrying`);
+    this.name = 'ConcurrentCardInsert';
+  }
+}
+
+async function lockPropertyObjectCard(tx: Tx, id: string): Promise<CardSourceState | null> {
+  const [row] = await tx
+    .select({ status: propertyObjectCards.status, sourceVersion: propertyObjectCards.sourceVersion, sourceUpdatedAt: propertyObjectCards.sourceUpdatedAt })
+    .from(propertyObjectCards)
+    .where(eq(propertyObjectCards.id, id))
+    .for('update');
+  return row ?? null;
+}
+
+async function lockProjectCard(tx: Tx, id: string): Promise<CardSourceState | null> {
+  const [row] = await tx
+    .select({ status: projectCards.status, sourceVersion: projectCards.sourceVersion, sourceUpdatedAt: projectCards.sourceUpdatedAt })
+    .from(projectCards)
+    .where(eq(projectCards.id, id))
+    .for('update');
+  return row ?? null;
+}
+
+/** PropertyObjectUpserted → Published (Hidden object → Hidden card); restores a Delisted card (INV-7 exception). */
+export async function applyPropertyObjectUpserted(tx: Tx, p: PropertyObjectUpserted): Promise<ProjectionOutcome> {
+  const card = await lockPropertyObjectCard(tx, p.propertyObjectId);
+  const decision = decideUpsert(card, { version: p.version, at: new Date(p.updatedAt) }, cardStatusForObject(p.status));
+  if (decision.kind === 'no-op') return { decision };
+  const now = await transactionNow(tx);
+  const fields = {
+    projectId: p.projectId,
+    buildingId: p.buildingId,
+    // the catalog is platform-level: the source tenant is the developer that owns the object
+    developerId: p.tenantId,
+    number: p.number,
+    floor: p.floor,
+    rooms: p.rooms,
+    area: p.area,
+    price: p.price,
+    saleStatus: p.status,
+    status: decision.status,
+    sourceVersion: p.version,
+    sourceUpdatedAt: new Date(p.updatedAt),
+    updatedAt: now,
+  };
+  if (decision.kind === 'insert') {
+    const inserted = await tx.insert(propertyObjectCards).values({ id: p.propertyObjectId, ...fields, createdAt: now })
+      .onConflictDoNothing().returning({ id: propertyObjectCards.id });
+    if (inserted.length === 0) throw new ConcurrentCardInsert(p.propertyObjectId);
+  } else {
+    await tx.update(propertyObjectCards).set(fields).where(eq(propertyObjectCards.id, p.propertyObjectId));
+  }
+  return { decision };
+}
+
+/** PropertyObjectStatusChanged → the card's sale status (and Hidden ⇄ Published). */
+export async function applyPropertyObjectStatusChanged(tx: Tx, p: PropertyObjectStatusChanged): Promise<ProjectionOutcome> {
+  const card = await lockPropertyObjectCard(tx, p.propertyObjectId);
+  const decision = decideStatusChange(card, { version: p.version, at: new Date(p.statusChangedAt) }, p.toStatus);
+  if (decision.kind !== 'update') return { decision };
+  const now = await transactionNow(tx);
+  await tx.update(propertyObjectCards).set({
+    saleStatus: p.toStatus,
+    status: decision.status,
+    sourceVersion: p.version,
+    sourceUpdatedAt: new Date(p.statusChangedAt),
+    updatedAt: now,
+  }).where(eq(propertyObjectCards.id, p.propertyObjectId));
+  return { decision };
+}
+
+/** PropertyObjectDeleted → Delisted (its updated_at starts the retention clock). */
+export async function applyPropertyObjectDeleted(tx: Tx, p: PropertyObjectDeleted): Promise<ProjectionOutcome> {
+  const card = await lockPropertyObjectCard(tx, p.propertyObjectId);
+  const deletedAt = new Date(p.deletedAt);
+  const decision = decideDelist(card, deletedAt);
+  if (decision.kind !== 'update') return { decision };
+  const now = await transactionNow(tx);
+  await tx.update(propertyObjectCards)
+    .set({ status: 'Delisted', sourceUpdatedAt: deletedAt, updatedAt: now })
+    .where(eq(propertyObjectCards.id, p.propertyObjectId));
+  return { decision };
+}
+
+/** ProjectUpserted → Published project card; restores a Delisted one. Object cards follow their own upserts. */
+export async function applyProjectUpserted(tx: Tx, p: ProjectUpserted): Promise<ProjectionOutcome> {
+  const card = await lockProjectCard(tx, p.projectId);
+  const decision = decideUpsert(card, { version: p.version, at: new Date(p.updatedAt) }, 'Published');
+  if (decision.kind === 'no-op') return { decision };
+  const now = await transactionNow(tx);
+  const fields = {
+    developerId: p.tenantId,
+    name: p.name,
+    city: p.city,
+    freeCount: p.propertyObjectsFreeCount,
+    status: decision.status,
+    sourceVersion: p.version,
+    sourceUpdatedAt: new Date(p.updatedAt),
+    updatedAt: now,
+  };
+  if (decision.kind === 'insert') {
+    const inserted = await tx.insert(projectCards).values({ id: p.projectId, ...fields, createdAt: now })
+      .onConflictDoNothing().returning({ id: projectCards.id });
+    if (inserted.length === 0) throw new ConcurrentCardInsert(p.projectId);
+  } else {
+    await tx.update(projectCards).set(fields).where(eq(projectCards.id, p.projectId));
+  }
+  return { decision };
+}
+
+const DELISTED: CardStatus = 'Delisted';
+
+/**
+ * ProjectDeleted → the project card Delisted and, INV-5 CascadeHide, every not-yet-Delisted object card
+ * of the project Delisted with the same updated_at — so the retention job removes the objects (phase A)
+ * no later than their project (phase B). Already Delisted object cards are frozen (INV-7).
+ */
+export async function applyProjectDeleted(tx: Tx, p: ProjectDeleted): Promise<ProjectionOutcome> {
+  const card = await lockProjectCard(tx, p.projectId);
+  const deletedAt = new Date(p.deletedAt);
+  const decision = decideDelist(card, deletedAt);
+  if (decision.kind !== 'update') return { decision };
+  const now = await transactionNow(tx);
+  await tx.update(projectCards)
+    .set({ status: 'Delisted', sourceUpdatedAt: deletedAt, updatedAt: now })
+    .where(eq(projectCards.id, p.projectId));
+  // cascade targets: the project's object cards that are not already Delisted (those stay frozen, INV-7)
+  const cascaded = await tx.update(propertyObjectCards)
+    .set({
+      status: DELISTED,
+      sourceUpdatedAt: sql`greatest(${propertyObjectCards.sourceUpdatedAt}, ${deletedAt.toISOString()}::timestamptz)`,
+      updatedAt: now,
+    })
+    .where(and(eq(propertyObjectCards.projectId, p.projectId), ne(propertyObjectCards.status, DELISTED)))
+    .returning({ id: propertyObjectCards.id });
+  return { decision, cascaded: cascaded.length };
+}

@@ -1,0 +1,210 @@
+import type postgres from 'postgres';
+import type { Database } from '../platform/db';
+import type { Env } from '../platform/env';
+import type { JobContext, JobDefinition } from '../platform/jobs/types';
+import { retentionCutoff, validateRetentionSettings, type RetentionSettings } from './card';
+import {
+  deleteLockedCards, hasRemovableCards, lockRemovableCards, RETENTION_PHASES, type DeletedBatch, type RetentionPhase,
+} from './delisted-card-purge';
+import { getDelistedBacklog, serverNow } from './queries';
+import { retentionMetrics, setBacklog } from './retention-metrics';
+
+/**
+ * Job `delisted-retention` (spec catalog-delisted-retention-job): physically removes catalog cards that
+ * have been Delisted for longer than RetentionPeriod, in batches, property object cards (phase A)
+ * before project cards (phase B), with their display overrides. Each batch is one transaction, so a
+ * failure keeps the committed batches and the next run resumes from the data (no checkpoint).
+ * Publishes no event: favorites/selections keep the id and get NOT_FOUND on their next read.
+ */
+
+export const DELISTED_RETENTION_LOCK_KEY = 'job:scheduled:catalog-delisted-retention';
+
+export type RetentionStopReason = 'MaxBatchesPerRun' | 'MaxRunDuration' | 'StopRequested';
+
+export type DelistedRetentionSummary = {
+  DeletedPropertyObjectCards: number;
+  DeletedProjectCards: number;
+  DeletedOverrides: number;
+  BatchesProcessed: number;
+  /** the run ended at a limit (or a stop request) with removable cards left */
+  HasMore: boolean;
+  DurationMs: number;
+  Cutoff: string | null;
+  StoppedBy: RetentionStopReason | 'Completed' | 'Failed' | null;
+  skippedLocked?: true;
+};
+
+export interface DelistedRetentionOptions {
+  /** overrides of the env settings (DELISTED_RETENTION_*); validated like them */
+  settings?: Partial<RetentionSettings>;
+  /** the run's clock for the cutoff and MaxRunDuration; default: PostgreSQL now() for the cutoff, Date.now for the duration */
+  clock?: () => Date;
+  /** called inside a batch's transaction after its cards are locked, before anything is deleted */
+  onBatchLocked?: (batch: { phase: RetentionPhase; batchIndex: number; ids: string[] }) => Promise<void> | void;
+}
+
+/** A run that failed part-way: the committed batches are final; `summary` says what they removed. */
+export class DelistedRetentionRunFailed extends Error {
+  constructor(message: string, public readonly summary: DelistedRetentionSummary, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DelistedRetentionRunFailed';
+  }
+}
+
+export function retentionSettingsFromEnv(env: Env): RetentionSettings {
+  return {
+    retentionPeriodMs: env.DELISTED_RETENTION_PERIOD_MS,
+    batchSize: env.DELISTED_RETENTION_BATCH_SIZE,
+    maxBatchesPerRun: env.DELISTED_RETENTION_MAX_BATCHES_PER_RUN,
+    maxRunDurationMs: env.DELISTED_RETENTION_MAX_RUN_DURATION_MS,
+  };
+}
+
+const emptySummary = (): DelistedRetentionSummary => ({
+  DeletedPropertyObjectCards: 0,
+  DeletedProjectCards: 0,
+  DeletedOverrides: 0,
+  BatchesProcessed: 0,
+  HasMore: false,
+  DurationMs: 0,
+  Cutoff: null,
+  StoppedBy: null,
+});
+
+/**
+ * The distributed lock: a session advisory lock on a dedicated reserved connection, so it is held
+ * exactly as long as this run (and dies with the connection if the instance dies).
+ */
+async function tryRetentionLock(database: Database): Promise<postgres.ReservedSql | null> {
+  const conn = await database.sql.reserve();
+  try {
+    const [{ locked }] = await conn<{ locked: boolean }[]>`SELECT pg_try_advisory_lock(hashtext(${DELISTED_RETENTION_LOCK_KEY})) AS locked`;
+    if (locked) return conn;
+  } catch (e) {
+    conn.release();
+    throw e;
+  }
+  conn.release();
+  return null;
+}
+
+async function releaseRetentionLock(conn: postgres.ReservedSql): Promise<void> {
+  try {
+    await conn`SELECT pg_advisory_unlock(hashtext(${DELISTED_RETENTION_LOCK_KEY}))`;
+  } finally {
+    conn.release();
+  }
+}
+
+async function runDelistedRetention(ctx: JobContext, opts: DelistedRetentionOptions): Promise<DelistedRetentionSummary> {
+  // invalid settings → ValidationError naming the field, before the lock is taken or anything is read
+  const settings = validateRetentionSettings({ ...retentionSettingsFromEnv(ctx.env), ...opts.settings });
+  const log = ctx.logger;
+  const { db } = ctx.database;
+  const summary = emptySummary();
+
+  const lock = await tryRetentionLock(ctx.database);
+  if (!lock) {
+    retentionMetrics.lockContention.inc();
+    log.warn({ event: 'catalog.delisted_retention.skipped_locked', RunId: ctx.runId, lockKey: DELISTED_RETENTION_LOCK_KEY },
+      'delisted retention skipped: another instance holds the lock');
+    return { ...summary, skippedLocked: true };
+  }
+
+  const startedAt = performance.now();
+  const elapsedMs = (() => {
+    if (!opts.clock) {
+      const t0 = Date.now();
+      return () => Date.now() - t0;
+    }
+    const t0 = opts.clock().getTime();
+    return () => opts.clock!().getTime() - t0;
+  })();
+  const endTimer = retentionMetrics.runDuration.startTimer();
+  let phase: RetentionPhase = RETENTION_PHASES[0];
+  try {
+    const cutoff = retentionCutoff(opts.clock ? opts.clock() : await serverNow(db), settings.retentionPeriodMs);
+    summary.Cutoff = cutoff.toISOString();
+    log.info({ event: 'catalog.delisted_retention.started', RunId: ctx.runId, cutoff: summary.Cutoff, BatchSize: settings.batchSize,
+      MaxBatchesPerRun: settings.maxBatchesPerRun, MaxRunDurationMs: settings.maxRunDurationMs }, 'delisted retention started');
+
+    // checked before each batch: the batch in hand always commits or rolls back whole
+    const stopReason = (): RetentionStopReason | null => {
+      if (ctx.signal.aborted) return 'StopRequested';
+      if (summary.BatchesProcessed >= settings.maxBatchesPerRun) return 'MaxBatchesPerRun';
+      if (elapsedMs() >= settings.maxRunDurationMs) return 'MaxRunDuration';
+      return null;
+    };
+
+    let stoppedBy: RetentionStopReason | null = null;
+    phases: for (phase of RETENTION_PHASES) {
+      for (;;) {
+        stoppedBy = stopReason();
+        if (stoppedBy) break phases;
+        const batchIndex = summary.BatchesProcessed + 1;
+        let batchIds: string[] = [];
+        let deleted: DeletedBatch | null;
+        try {
+          deleted = await db.transaction(async (tx) => {
+            const batch = await lockRemovableCards(tx, { phase, cutoff, limit: settings.batchSize });
+            batchIds = batch.ids;
+            if (batch.ids.length === 0) return null;
+            await opts.onBatchLocked?.({ phase, batchIndex, ids: batch.ids });
+            return deleteLockedCards(tx, { phase, ids: batch.ids, cutoff });
+          });
+        } catch (e) {
+          // the failed batch rolled back whole: its cards are still there for the next run
+          summary.HasMore = true;
+          summary.StoppedBy = 'Failed';
+          log.error({ event: 'catalog.delisted_retention.batch_failed', RunId: ctx.runId, phase, batchIndex, batchIds,
+            err: { message: (e as Error).message } }, 'delisted retention batch failed and was rolled back');
+          throw new DelistedRetentionRunFailed(`delisted retention failed on batch ${batchIndex} (${phase}): ${(e as Error).message}`, summary, { cause: e });
+        }
+        if (!deleted) break; // an empty batch ends the phase
+
+        if (phase === 'property_object') {
+          summary.DeletedPropertyObjectCards += deleted.deletedCards;
+          retentionMetrics.deletedPropertyObjectCards.inc(deleted.deletedCards);
+        } else {
+          summary.DeletedProjectCards += deleted.deletedCards;
+          retentionMetrics.deletedProjectCards.inc(deleted.deletedCards);
+        }
+        summary.DeletedOverrides += deleted.deletedOverrides;
+        summary.BatchesProcessed += 1;
+        retentionMetrics.deletedOverrides.inc(deleted.deletedOverrides);
+        retentionMetrics.batchesProcessed.inc();
+        log.debug({ event: 'catalog.delisted_retention.batch', RunId: ctx.runId, phase, batchIndex,
+          deletedCards: deleted.deletedCards, deletedOverrides: deleted.deletedOverrides,
+          DeletedPropertyObjectCards: summary.DeletedPropertyObjectCards, DeletedProjectCards: summary.DeletedProjectCards,
+          DeletedOverrides: summary.DeletedOverrides, BatchesProcessed: summary.BatchesProcessed }, 'delisted retention batch committed');
+      }
+    }
+
+    summary.HasMore = stoppedBy !== null && (await hasRemovableCards(db, cutoff));
+    summary.StoppedBy = stoppedBy ?? 'Completed';
+    setBacklog(await getDelistedBacklog(db, { cutoff }));
+    summary.DurationMs = Math.round(performance.now() - startedAt);
+    log.info({ event: 'catalog.delisted_retention.completed', RunId: ctx.runId, ...summary }, 'delisted retention completed');
+    return summary;
+  } catch (e) {
+    summary.DurationMs = Math.round(performance.now() - startedAt);
+    summary.StoppedBy = 'Failed';
+    if (e instanceof DelistedRetentionRunFailed) throw e;
+    throw new DelistedRetentionRunFailed(`delisted retention failed (${phase}): ${(e as Error).message}`, summary, { cause: e });
+  } finally {
+    endTimer();
+    await releaseRetentionLock(lock).catch((e) =>
+      log.warn({ RunId: ctx.runId, err: { message: (e as Error).message } }, 'could not release the retention lock; it ends with its connection'));
+  }
+}
+
+/** The job with injectable settings, clock and batch hook (tests); production uses `delistedRetentionJob`. */
+export function createDelistedRetentionJob(opts: DelistedRetentionOptions = {}): JobDefinition {
+  return {
+    name: 'delisted-retention',
+    schedule: (env) => ({ cron: env.DELISTED_RETENTION_SCHEDULE, timezone: env.DELISTED_RETENTION_TIMEZONE }),
+    run: (ctx) => runDelistedRetention(ctx, opts),
+  };
+}
+
+export const delistedRetentionJob: JobDefinition = createDelistedRetentionJob();

@@ -2,6 +2,7 @@ import { createDatabase, type Database } from './db';
 import { loadEnv, type Env } from './env';
 import { createLogger, type Logger } from './logger';
 import { bindOutboxMetrics } from './outbox/relay';
+import { bindCatalogMetrics } from '../catalog/retention-metrics';
 
 /** Process-wide singletons for the web app (route handlers are stateless otherwise). */
 export interface Services {
@@ -17,6 +18,7 @@ export function getServices(): Services {
     const env = loadEnv();
     const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-web' });
     bindOutboxMetrics(database);
+    bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
     g.__pinServices = { env, database, logger: createLogger('web', { level: env.LOG_LEVEL }) };
   }
   return g.__pinServices;

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import type { Tx } from '../../platform/db';
+import { writeOutbox } from '../../platform/outbox/write';
+import { cancelBooking, type ActiveBookingStatus, type BookingRecord } from '../booking';
+import { onBookingReleased } from '../deal';
+import { crmError } from '../errors';
+import { bookingCancelledEvent } from '../events';
+import {
+  bookingCommandInput, lockBookingWithDeal, otherActiveBookings, reasonInput, saveBooking, saveDealStatus, withIdempotency,
+  writeTimeline, type CommandContext,
+} from './shared';
+
+export const cancelBookingInput = z.strictObject({ ...bookingCommandInput, reason: reasonInput });
+export type CancelBookingInput = z.infer<typeof cancelBookingInput>;
+
+/**
+ * Reserved/AwaitingPayment/Booked → Cancelled (cancel-booking; INV-BKG-8: terminal is immutable).
+ * Compensation: booking-cancelled → chessboard releases the object; the deal goes back to Application.
+ * An agent cancels only the bookings it created.
+ */
+export async function cancelBookingCommand(tx: Tx, input: CancelBookingInput, ctx: CommandContext): Promise<BookingRecord> {
+  return withIdempotency(tx, ctx, 'booking.cancel', input, async () => {
+    const { booking, deal } = await lockBookingWithDeal(tx, ctx, input.bookingId, input.expectedVersion);
+    if (ctx.actor.role === 'agent' && booking.createdBy !== ctx.actor.userId) {
+      throw crmError('CRM_BOOKING_NOT_OWNER', 'An agent may cancel only the bookings it created', { bookingId: booking.id });
+    }
+    const transition = cancelBooking(booking, input.reason, ctx.now);
+    await saveBooking(tx, transition);
+    const dealChange = onBookingReleased(deal, await otherActiveBookings(tx, deal.id, booking.id));
+    if (dealChange) await saveDealStatus(tx, deal.id, dealChange, ctx.now);
+    const messageId = await writeOutbox(
+      tx,
+      'crm',
+      bookingCancelledEvent(transition.booking, booking.status as ActiveBookingStatus, input.reason, ctx),
+    );
+    await writeTimeline(tx, ctx, transition, [messageId], input.reason);
+    return transition.booking;
+  });
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import type { Tx } from '../../platform/db';
+import { writeOutbox } from '../../platform/outbox/write';
+import { confirmBooking, type BookingRecord } from '../booking';
+import { bookingConfirmedEvent } from '../events';
+import { bookingCommandInput, loadProgram, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+
+export const confirmBookingInput = z.strictObject({ ...bookingCommandInput });
+export type ConfirmBookingInput = z.infer<typeof confirmBookingInput>;
+
+/**
+ * Reserved → Booked (confirm-booking, free program; INV-BKG-3 now ≤ ReserveExpiresAt). The row lock
+ * settles the race with booking-expiration: whichever commits first wins, the other sees the new
+ * state, so exactly one of booking-confirmed / booking-expired is written.
+ */
+export async function confirmBookingCommand(tx: Tx, input: ConfirmBookingInput, ctx: CommandContext): Promise<BookingRecord> {
+  return withIdempotency(tx, ctx, 'booking.confirm', input, async () => {
+    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
+    const program = await loadProgram(tx, booking.programId, booking.tenantId);
+    const transition = confirmBooking(booking, program, ctx.now);
+    await saveBooking(tx, transition);
+    const messageId = await writeOutbox(tx, 'crm', bookingConfirmedEvent(transition.booking, ctx));
+    await writeTimeline(tx, ctx, transition, [messageId]);
+    return transition.booking;
+  });
+}

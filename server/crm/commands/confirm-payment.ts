@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import type { Tx } from '../../platform/db';
+import { writeOutbox } from '../../platform/outbox/write';
+import { confirmPayment, type BookingRecord } from '../booking';
+import { bookingConfirmedEvent, bookingPaidEvent } from '../events';
+import { bookingCommandInput, loadProgram, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+
+export const confirmPaymentInput = z.strictObject({ ...bookingCommandInput });
+export type ConfirmPaymentInput = z.infer<typeof confirmPaymentInput>;
+
+/**
+ * AwaitingPayment → Booked (confirm-booking-payment). INV-BKG-4: the receipt is uploaded and
+ * PaymentStatus becomes Paid. The paid branch writes booking-paid and booking-confirmed in one commit.
+ */
+export async function confirmPaymentCommand(tx: Tx, input: ConfirmPaymentInput, ctx: CommandContext): Promise<BookingRecord> {
+  return withIdempotency(tx, ctx, 'booking.confirmPayment', input, async () => {
+    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
+    const program = await loadProgram(tx, booking.programId, booking.tenantId);
+    const transition = confirmPayment(booking, program, ctx.now);
+    await saveBooking(tx, transition);
+    const paid = await writeOutbox(tx, 'crm', bookingPaidEvent(transition.booking, ctx));
+    const confirmed = await writeOutbox(tx, 'crm', bookingConfirmedEvent(transition.booking, ctx));
+    await writeTimeline(tx, ctx, transition, [paid, confirmed]);
+    return transition.booking;
+  });
+}

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Tx } from '../../platform/db';
+import { pgConstraint, pgErrorCode } from '../../platform/errors';
+import { writeOutbox } from '../../platform/outbox/write';
+import { createBooking, type BookingRecord } from '../booking';
+import { onBookingCreated } from '../deal';
+import { crmError } from '../errors';
+import { bookingCreatedEvent } from '../events';
+import { bookings } from '../schema';
+import { idempotencyKeyInput, loadProgram, lockDeal, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
+
+export const createBookingInput = z.strictObject({
+  dealId: z.uuid(),
+  // crm does not read chessboard's tables (DESIGN): the id is trusted, INV-BKG-001 guards uniqueness
+  propertyObjectId: z.uuid(),
+  programId: z.uuid(),
+  idempotencyKey: idempotencyKeyInput.optional(),
+});
+export type CreateBookingInput = z.infer<typeof createBookingInput>;
+
+const ACTIVE_OBJECT_INDEX = 'ux_bookings_active_property_object';
+
+/**
+ * [*] → Reserved (create-booking). One transaction: the booking, the deal Application → Booking, the
+ * timeline row and booking-created. INV-BKG-2 (engaged deal) in the domain; INV-BKG-001 (one active
+ * booking per object) by the unique partial index, surfaced as CRM_BOOKING_PROPERTY_OBJECT_BUSY.
+ */
+export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ctx: CommandContext): Promise<BookingRecord> {
+  return withIdempotency(tx, ctx, 'booking.create', input, async () => {
+    const deal = await lockDeal(tx, ctx, input.dealId);
+    const program = await loadProgram(tx, input.programId, deal.tenantId);
+    const transition = createBooking({
+      id: randomUUID(),
+      deal,
+      program,
+      propertyObjectId: input.propertyObjectId,
+      createdBy: ctx.actor.userId,
+      now: ctx.now,
+    });
+    const booking = transition.booking;
+    try {
+      await tx.insert(bookings).values(booking);
+    } catch (e) {
+      if (pgErrorCode(e) === '23505' && pgConstraint(e) === ACTIVE_OBJECT_INDEX) {
+        throw crmError('CRM_BOOKING_PROPERTY_OBJECT_BUSY', 'This property object already has an active booking', {
+          propertyObjectId: input.propertyObjectId,
+        });
+      }
+      throw e;
+    }
+    const dealChange = onBookingCreated(deal);
+    if (dealChange) await saveDealStatus(tx, deal.id, dealChange, ctx.now);
+    const messageId = await writeOutbox(tx, 'crm', bookingCreatedEvent(booking, ctx));
+    await writeTimeline(tx, ctx, transition, [messageId]);
+    return booking;
+  });
+}

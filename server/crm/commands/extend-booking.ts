@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import type { Tx } from '../../platform/db';
+import { writeOutbox } from '../../platform/outbox/write';
+import { extendBooking, type BookingRecord } from '../booking';
+import { bookingExtendedEvent } from '../events';
+import { bookingCommandInput, loadProgram, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+
+export const extendBookingInput = z.strictObject({ ...bookingCommandInput });
+export type ExtendBookingInput = z.infer<typeof extendBookingInput>;
+
+/**
+ * Booked → Booked (extend-booking, INV-BKG-6): BookingExpiresAt += BookingDurationHours. Publishes
+ * booking-extended (DESIGN decision 1) so chessboard moves booked_until and its safety net does not
+ * release an object crm still holds.
+ */
+export async function extendBookingCommand(tx: Tx, input: ExtendBookingInput, ctx: CommandContext): Promise<BookingRecord> {
+  return withIdempotency(tx, ctx, 'booking.extend', input, async () => {
+    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
+    const program = await loadProgram(tx, booking.programId, booking.tenantId);
+    const transition = extendBooking(booking, program, ctx.now);
+    await saveBooking(tx, transition);
+    const messageId = await writeOutbox(tx, 'crm', bookingExtendedEvent(transition.booking, booking.bookingExpiresAt, ctx));
+    await writeTimeline(tx, ctx, transition, [messageId]);
+    return transition.booking;
+  });
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import type { Tx } from '../../platform/db';
+import { uploadContract, type BookingRecord } from '../booking';
+import { bookingCommandInput, documentInput, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+
+export const uploadContractInput = z.strictObject({
+  ...bookingCommandInput,
+  /** a reference to the stored contract document (file id / URL), not the file itself */
+  document: documentInput,
+});
+export type UploadContractInput = z.infer<typeof uploadContractInput>;
+
+/** Reserved → AwaitingPayment (paid program). Internal: a timeline row, no integration event (saga table). */
+export async function uploadContractCommand(tx: Tx, input: UploadContractInput, ctx: CommandContext): Promise<BookingRecord> {
+  return withIdempotency(tx, ctx, 'booking.uploadContract', input, async () => {
+    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
+    const transition = uploadContract(booking, input.document, ctx.now);
+    await saveBooking(tx, transition);
+    await writeTimeline(tx, ctx, transition, []);
+    return transition.booking;
+  });
+}

@@ -1,0 +1,40 @@
+import type { Actor, Role } from '../auth/actor';
+import { crmError } from './errors';
+
+/**
+ * Who may run which crm command. The router gates with roleProcedure(...COMMAND_ROLES[c]) and every
+ * command checks again (a command called from elsewhere is not a hole). ops and viewer are read-only.
+ * Tenant scope is separate (`crmTenantScope`): a foreign tenant's row answers NOT_FOUND.
+ */
+export const COMMAND_ROLES = {
+  'booking.create': ['agent', 'pin_manager'],
+  'booking.uploadContract': ['developer_manager', 'pin_manager'],
+  'booking.uploadReceipt': ['developer_manager', 'pin_manager'],
+  'booking.confirm': ['agent', 'developer_manager', 'pin_manager'],
+  'booking.confirmPayment': ['developer_manager', 'pin_manager'],
+  'booking.extend': ['developer_manager', 'pin_manager'],
+  // an agent cancels only the bookings it created (checked in the command)
+  'booking.cancel': ['agent', 'developer_manager', 'pin_manager'],
+  'booking.startSale': ['developer_manager', 'pin_manager'],
+  'deal.cancel': ['developer_manager', 'pin_manager'],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type CrmCommandName = keyof typeof COMMAND_ROLES;
+
+export const commandRoles = (command: CrmCommandName): Role[] => [...COMMAND_ROLES[command]];
+
+export function authorize(actor: Actor, command: CrmCommandName): void {
+  if (!(COMMAND_ROLES[command] as readonly string[]).includes(actor.role)) {
+    throw crmError('CRM_FORBIDDEN', 'Your role does not allow this action', { command, role: actor.role });
+  }
+}
+
+/**
+ * The tenant filter of crm (ADR-0052): null = every tenant (pin_manager, ops, system). A tenant-scoped
+ * role without a tenant sees nothing rather than everything.
+ */
+export function crmTenantScope(actor: Actor): { all: true } | { tenantId: string } {
+  if (actor.role === 'pin_manager' || actor.role === 'ops' || actor.role === 'system') return { all: true };
+  if (!actor.tenantId) throw crmError('CRM_FORBIDDEN', 'Your account is not attached to a tenant', { role: actor.role });
+  return { tenantId: actor.tenantId };
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../testing/harness';
+import { createBookingCommand } from './commands/create-booking';
+import { commandContext } from './commands/shared';
+import { confirmBookingCommand } from './commands/confirm-booking';
+import { actor, callerFor, expectTrpcError, insertDeal, insertProgram } from './crm-test-fixtures';
+import { listBookings } from './queries';
+
+/** The read side: filters, server-side pagination and sorting, tenant scope. */
+
+let t: TestContext;
+const TENANT = randomUUID();
+const OTHER = randomUUID();
+const agent = actor('agent', TENANT);
+const viewer = actor('viewer', TENANT);
+const pin = actor('pin_manager', null);
+const T0 = new Date('2030-06-01T08:00:00.000Z');
+const MIN = 60_000;
+
+const ids: Record<string, string> = {};
+let program: { id: string };
+let dealWithTwo: { id: string };
+
+async function book(tenant: string, programId: string, createdAt: Date, dealId?: string) {
+  const deal = dealId ? { id: dealId } : await insertDeal(t, tenant);
+  return t.database.db.transaction((tx) =>
+    createBookingCommand(tx, { dealId: deal.id, propertyObjectId: randomUUID(), programId }, commandContext(pin, randomUUID(), createdAt)),
+  );
+}
+
+beforeAll(async () => {
+  t = await createTestContext();
+  program = await insertProgram(t, TENANT, { reserveDurationMinutes: 60, bookingDurationHours: 48 });
+  const otherProgram = await insertProgram(t, OTHER);
+  dealWithTwo = await insertDeal(t, TENANT);
+  // five bookings of TENANT created a minute apart, one of OTHER
+  for (let i = 0; i < 5; i++) {
+    const b = await book(TENANT, program.id, new Date(T0.getTime() + i * MIN), i < 2 ? dealWithTwo.id : undefined);
+    ids[`b${i}`] = b.id;
+  }
+  ids.foreign = (await book(OTHER, otherProgram.id, T0)).id;
+  // b4 is Booked (booking deadline 48 h later)
+  await t.database.db.transaction((tx) => confirmBookingCommand(tx, { bookingId: ids.b4! }, commandContext(pin, randomUUID(), new Date(T0.getTime() + 5 * MIN))));
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('booking.list', () => {
+  it('is tenant-scoped: a tenant user sees only its tenant, pin_manager sees all', async () => {
+    const mine = await callerFor(t, viewer).booking.list({});
+    expect(mine.total).toBe(5);
+    expect(mine.items.every((b) => b.tenantId === TENANT)).toBe(true);
+    expect((await callerFor(t, pin).booking.list({})).total).toBe(6);
+    // asking for another tenant does not widen the scope
+    expect((await callerFor(t, viewer).booking.list({ tenantId: OTHER })).total).toBe(0);
+    expect((await callerFor(t, pin).booking.list({ tenantId: OTHER })).items.map((b) => b.id)).toEqual([ids.foreign]);
+  });
+
+  it('paginates and sorts on the server (createdAt desc by default, id as tie-breaker)', async () => {
+    const c = callerFor(t, agent);
+    const page1 = await c.booking.list({ pageSize: 2, page: 1 });
+    const page2 = await c.booking.list({ pageSize: 2, page: 2 });
+    const page3 = await c.booking.list({ pageSize: 2, page: 3 });
+    expect(page1).toMatchObject({ total: 5, page: 1, pageSize: 2 });
+    expect([...page1.items, ...page2.items, ...page3.items].map((b) => b.id)).toEqual([ids.b4, ids.b3, ids.b2, ids.b1, ids.b0]);
+    const asc = await c.booking.list({ sort: 'createdAt', direction: 'asc', pageSize: 5 });
+    expect(asc.items.map((b) => b.id)).toEqual([ids.b0, ids.b1, ids.b2, ids.b3, ids.b4]);
+    // NULLS LAST: only b4 has a booking deadline
+    const byBookingDeadline = await c.booking.list({ sort: 'bookingExpiresAt', direction: 'asc' });
+    expect(byBookingDeadline.items[0]!.id).toBe(ids.b4);
+  });
+
+  it('filters by status, deal, property object, created range and id search', async () => {
+    const c = callerFor(t, agent);
+    expect((await c.booking.list({ status: ['Booked'] })).items.map((b) => b.id)).toEqual([ids.b4]);
+    expect((await c.booking.list({ dealId: dealWithTwo.id })).total).toBe(2);
+    const b2 = (await c.booking.byId({ bookingId: ids.b2! }));
+    expect((await c.booking.list({ propertyObjectId: b2.propertyObjectId })).items.map((b) => b.id)).toEqual([ids.b2]);
+    const range = await c.booking.list({ createdFrom: new Date(T0.getTime() + MIN), createdTo: new Date(T0.getTime() + 3 * MIN).toISOString() });
+    expect(range.items.map((b) => b.id).sort()).toEqual([ids.b1, ids.b2, ids.b3].sort());
+    expect((await c.booking.list({ search: ids.b3! })).items.map((b) => b.id)).toEqual([ids.b3]);
+    expect((await c.booking.list({ search: ids.b3!.slice(0, 13).toUpperCase() })).items.map((b) => b.id)).toContain(ids.b3);
+    expect((await c.booking.list({ search: dealWithTwo.id })).total).toBe(2);
+  });
+
+  it('expiring within N minutes: active bookings whose current deadline is at most N minutes away', async () => {
+    // reserve deadlines: b0 T0+60m, b1 T0+61m, b2 T0+62m, b3 T0+63m; b4 is Booked until T0+5m+48h
+    const now = new Date(T0.getTime() + 59 * MIN);
+    const within2 = await listBookings(t.database.db, agent, { expiringWithinMinutes: 2 }, now);
+    expect(within2.items.map((b) => b.id).sort()).toEqual([ids.b0, ids.b1].sort());
+    const all = await listBookings(t.database.db, agent, { expiringWithinMinutes: 60 * 49 }, now);
+    expect(all.total).toBe(5);
+  });
+});
+
+describe('booking.byId', () => {
+  it('returns the booking with its timeline, deal and program', async () => {
+    const b = await callerFor(t, viewer).booking.byId({ bookingId: ids.b4! });
+    expect(b).toMatchObject({ id: ids.b4, status: 'Booked', deal: { status: 'Booking' }, program: { id: program.id } });
+    expect(b.timeline.map((r) => [r.action, r.fromStatus, r.toStatus])).toEqual([
+      ['create', null, 'Reserved'],
+      ['confirm', 'Reserved', 'Booked'],
+    ]);
+  });
+  it('a foreign tenant booking is NOT_FOUND', async () => {
+    await expectTrpcError(callerFor(t, viewer).booking.byId({ bookingId: ids.foreign! }), 'NOT_FOUND', 'CRM_BOOKING_NOT_FOUND');
+  });
+});
+
+describe('deals and programs', () => {
+  it('deal.list filters by status and is tenant-scoped; deal.byId lists its bookings', async () => {
+    const draft = await insertDeal(t, TENANT, 'Draft');
+    const c = callerFor(t, viewer);
+    const drafts = await c.deal.list({ status: ['Draft'] });
+    expect(drafts.items.map((d) => d.id)).toEqual([draft.id]);
+    expect((await c.deal.list({})).items.every((d) => d.tenantId === TENANT)).toBe(true);
+    const deal = await c.deal.byId({ dealId: dealWithTwo.id });
+    expect(deal.bookings.map((b) => b.id).sort()).toEqual([ids.b0, ids.b1].sort());
+    expect((await c.deal.list({ search: dealWithTwo.id.slice(0, 8) })).items.map((d) => d.id)).toContain(dealWithTwo.id);
+  });
+
+  it('booking.programs lists the tenant’s programs only', async () => {
+    expect((await callerFor(t, viewer).booking.programs()).map((p) => p.id)).toEqual([program.id]);
+    expect((await callerFor(t, pin).booking.programs()).length).toBe(2);
+  });
+});

@@ -1,0 +1,143 @@
+import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Actor } from '../auth/actor';
+import type { DbOrTx } from '../platform/db';
+import { crmError } from './errors';
+import { tenantFilter } from './commands/shared';
+import { BOOKING_STATUSES, DEAL_STATUSES, bookingPrograms, bookings, bookingTimeline, deals } from './schema';
+
+/** Read side of crm. Every query applies the actor's tenant filter: a foreign row is a missing row. */
+
+const dateInput = z.union([z.date(), z.iso.datetime({ offset: true })]).transform((v) => new Date(v));
+const page = z.number().int().min(1).max(100_000).default(1);
+const pageSize = z.number().int().min(1).max(100).default(25);
+/** a booking id / deal id, or the start of one (hex digits and dashes only, so it is safe in LIKE) */
+const idSearch = z.string().trim().min(1).max(36).regex(/^[0-9a-fA-F-]+$/, 'a booking or deal id (or its beginning)');
+
+export const bookingByIdInput = z.strictObject({ bookingId: z.uuid() });
+
+export const listBookingsInput = z.strictObject({
+  status: z.array(z.enum(BOOKING_STATUSES)).min(1).max(BOOKING_STATUSES.length).optional(),
+  tenantId: z.uuid().optional(),
+  /** active bookings whose current deadline (ReserveExpiresAt / BookingExpiresAt) is at most N minutes away (overdue ones included) */
+  expiringWithinMinutes: z.number().int().min(0).max(60 * 24 * 30).optional(),
+  dealId: z.uuid().optional(),
+  propertyObjectId: z.uuid().optional(),
+  createdFrom: dateInput.optional(),
+  createdTo: dateInput.optional(),
+  search: idSearch.optional(),
+  sort: z.enum(['createdAt', 'updatedAt', 'reserveExpiresAt', 'bookingExpiresAt', 'status']).default('createdAt'),
+  direction: z.enum(['asc', 'desc']).default('desc'),
+  page,
+  pageSize,
+});
+export type ListBookingsInput = z.input<typeof listBookingsInput>;
+
+export const listDealsInput = z.strictObject({
+  status: z.array(z.enum(DEAL_STATUSES)).min(1).max(DEAL_STATUSES.length).optional(),
+  tenantId: z.uuid().optional(),
+  search: idSearch.optional(),
+  page,
+  pageSize,
+});
+export const dealByIdInput = z.strictObject({ dealId: z.uuid() });
+export const listProgramsInput = z.strictObject({ tenantId: z.uuid().optional() }).optional();
+
+export async function bookingById(db: DbOrTx, actor: Actor, input: z.infer<typeof bookingByIdInput>) {
+  const [row] = await db
+    .select({ booking: bookings, deal: { id: deals.id, title: deals.title, status: deals.status }, program: bookingPrograms })
+    .from(bookings)
+    .innerJoin(deals, eq(deals.id, bookings.dealId))
+    .innerJoin(bookingPrograms, eq(bookingPrograms.id, bookings.programId))
+    .where(and(eq(bookings.id, input.bookingId), tenantFilter(actor, bookings.tenantId)));
+  if (!row) throw crmError('CRM_BOOKING_NOT_FOUND', 'No such booking', { bookingId: input.bookingId });
+  const timeline = await db
+    .select()
+    .from(bookingTimeline)
+    .where(eq(bookingTimeline.bookingId, input.bookingId))
+    .orderBy(asc(bookingTimeline.at), asc(bookingTimeline.id));
+  return { ...row.booking, deal: row.deal, program: row.program, timeline };
+}
+
+const bookingSortColumns = {
+  createdAt: bookings.createdAt,
+  updatedAt: bookings.updatedAt,
+  reserveExpiresAt: bookings.reserveExpiresAt,
+  bookingExpiresAt: bookings.bookingExpiresAt,
+  status: bookings.status,
+} as const;
+
+function idPrefix(column: typeof bookings.id | typeof bookings.dealId | typeof deals.id, search: string): SQL {
+  const s = search.toLowerCase();
+  return s.length === 36 ? eq(column, s) : sql`${column}::text LIKE ${`${s}%`}`;
+}
+
+export async function listBookings(db: DbOrTx, actor: Actor, rawInput: ListBookingsInput, now: Date = new Date()) {
+  const input = listBookingsInput.parse(rawInput);
+  const conditions: (SQL | undefined)[] = [tenantFilter(actor, bookings.tenantId)];
+  if (input.status) conditions.push(inArray(bookings.status, input.status));
+  if (input.tenantId) conditions.push(eq(bookings.tenantId, input.tenantId));
+  if (input.dealId) conditions.push(eq(bookings.dealId, input.dealId));
+  if (input.propertyObjectId) conditions.push(eq(bookings.propertyObjectId, input.propertyObjectId));
+  if (input.createdFrom) conditions.push(gte(bookings.createdAt, input.createdFrom));
+  if (input.createdTo) conditions.push(lte(bookings.createdAt, input.createdTo));
+  if (input.search) conditions.push(or(idPrefix(bookings.id, input.search), idPrefix(bookings.dealId, input.search)));
+  if (input.expiringWithinMinutes !== undefined) {
+    const horizon = new Date(now.getTime() + input.expiringWithinMinutes * 60_000);
+    conditions.push(
+      or(
+        and(inArray(bookings.status, ['Reserved', 'AwaitingPayment']), lte(bookings.reserveExpiresAt, horizon)),
+        and(eq(bookings.status, 'Booked'), lte(bookings.bookingExpiresAt, horizon)),
+      ),
+    );
+  }
+  const where = and(...conditions);
+  const column = bookingSortColumns[input.sort];
+  const order = input.direction === 'asc' ? sql`${column} ASC NULLS LAST` : sql`${column} DESC NULLS LAST`;
+  const [items, [total]] = await Promise.all([
+    db
+      .select()
+      .from(bookings)
+      .where(where)
+      .orderBy(order, input.direction === 'asc' ? asc(bookings.id) : desc(bookings.id))
+      .limit(input.pageSize)
+      .offset((input.page - 1) * input.pageSize),
+    db.select({ n: count() }).from(bookings).where(where),
+  ]);
+  return { items, total: total?.n ?? 0, page: input.page, pageSize: input.pageSize };
+}
+
+export async function listDeals(db: DbOrTx, actor: Actor, rawInput: z.input<typeof listDealsInput>) {
+  const input = listDealsInput.parse(rawInput);
+  const conditions: (SQL | undefined)[] = [tenantFilter(actor, deals.tenantId)];
+  if (input.status) conditions.push(inArray(deals.status, input.status));
+  if (input.tenantId) conditions.push(eq(deals.tenantId, input.tenantId));
+  if (input.search) conditions.push(idPrefix(deals.id, input.search));
+  const where = and(...conditions);
+  const [items, [total]] = await Promise.all([
+    db
+      .select()
+      .from(deals)
+      .where(where)
+      .orderBy(desc(deals.updatedAt), desc(deals.id))
+      .limit(input.pageSize)
+      .offset((input.page - 1) * input.pageSize),
+    db.select({ n: count() }).from(deals).where(where),
+  ]);
+  return { items, total: total?.n ?? 0, page: input.page, pageSize: input.pageSize };
+}
+
+export async function dealById(db: DbOrTx, actor: Actor, input: z.infer<typeof dealByIdInput>) {
+  const [deal] = await db.select().from(deals).where(and(eq(deals.id, input.dealId), tenantFilter(actor, deals.tenantId)));
+  if (!deal) throw crmError('CRM_DEAL_NOT_FOUND', 'No such deal', { dealId: input.dealId });
+  const dealBookings = await db.select().from(bookings).where(eq(bookings.dealId, deal.id)).orderBy(desc(bookings.createdAt), desc(bookings.id));
+  return { ...deal, bookings: dealBookings };
+}
+
+export async function listPrograms(db: DbOrTx, actor: Actor, input: z.infer<typeof listProgramsInput> = {}) {
+  return db
+    .select()
+    .from(bookingPrograms)
+    .where(and(tenantFilter(actor, bookingPrograms.tenantId), input?.tenantId ? eq(bookingPrograms.tenantId, input.tenantId) : undefined))
+    .orderBy(asc(bookingPrograms.name), asc(bookingPrograms.id));
+}

@@ -5,6 +5,7 @@ import { createLogger } from './platform/logger';
 import { collectProcessMetrics, renderMetrics } from './platform/metrics';
 import { createKafka } from './platform/kafka/client';
 import { startConsumer, type RunningConsumer } from './platform/kafka/consumer-runner';
+import { bindConsumerLagMetrics } from './platform/kafka/lag';
 import { JobScheduler } from './platform/jobs/scheduler';
 import { pruneJobRuns } from './platform/jobs/run-log';
 import { bindOutboxMetrics, } from './platform/outbox/relay';
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
   collectProcessMetrics();
   const kafka = createKafka(env, logger, '-worker');
+  bindConsumerLagMetrics(kafka, env);
   const scheduler = new JobScheduler({ database, env, logger, kafka });
   const jobs = createJobs();
   for (const job of Object.values(jobs)) scheduler.register(job);

@@ -7,6 +7,7 @@ import { readTopics, waitFor } from '../../testing/kafka';
 import { createKafka, createIdempotentProducer } from './client';
 import { RejectMessage, startConsumer, type ConsumerDefinition, type RunningConsumer } from './consumer-runner';
 import { TOPICS, dlqTopic, ensureNamedTopics, withPrefix } from './topics';
+import { fetchConsumerLag } from './lag';
 
 /**
  * The shared runner through the real broker: inbox dedup, DLQ for poison and rejected messages,
@@ -78,9 +79,10 @@ describe('consumer runner', () => {
     const env = envelope(randomUUID(), 1);
     await send(env.aggregateId, JSON.stringify(env));
     await send(env.aggregateId, JSON.stringify(env));
-    const marker = envelope(randomUUID(), 1);
+    // same key → same partition: once the marker is committed, both copies before it were handled
+    const marker = envelope(env.aggregateId, 1);
     await send(marker.aggregateId, JSON.stringify(marker));
-    await waitFor(async () => applied.includes(marker.messageId));
+    await waitFor(async () => (await t.database.sql`SELECT 1 FROM chessboard.inbox WHERE message_id = ${marker.messageId}`).length > 0);
     expect(applied.filter((id) => id === env.messageId)).toHaveLength(1);
     const rows = await t.database.sql`SELECT result FROM chessboard.inbox WHERE consumer = ${GROUP} AND message_id = ${env.messageId}`;
     expect(rows).toEqual([{ result: 'applied' }]);
@@ -143,5 +145,22 @@ describe('consumer runner', () => {
     });
     await admin.disconnect();
     expect(committed.c).toBe(committed.e); // lag 0: every message, poison included, was acknowledged
+  });
+
+  it('reports lag per group: 0 for the running consumer, the backlog for a group that is not consuming', async () => {
+    const admin = createKafka(t.env).admin();
+    await admin.connect();
+    const idle: ConsumerDefinition = { ...def, name: 'test.idle', topics: [TOPICS.bookingCreated] };
+    const before = await fetchConsumerLag(admin, t.env, [idle]);
+    const env = envelope(randomUUID(), 1);
+    await send(env.aggregateId, JSON.stringify(env));
+    await waitFor(async () => applied.includes(env.messageId));
+    const lags = await waitFor(async () => {
+      const l = await fetchConsumerLag(admin, t.env, [def, idle]);
+      return l.filter((x) => x.group === GROUP).every((x) => x.lag === 0) ? l : null;
+    });
+    await admin.disconnect();
+    const idleLag = lags.filter((l) => l.group === 'test.idle').reduce((s, l) => s + l.lag, 0);
+    expect(idleLag).toBe(before.reduce((s, l) => s + l.lag, 0) + 1);
   });
 });

@@ -4,11 +4,12 @@ import { anyEnvelopeSchema, contracts, type AnyEnvelope, type Topic } from '../.
 import type { Database, Tx } from '../db';
 import type { Env } from '../env';
 import type { Logger } from '../logger';
-import { counter } from '../metrics';
+import { counter, gauge } from '../metrics';
 import { createIdempotentProducer, toHeaders } from './client';
 import { dlqTopic, withPrefix } from './topics';
 
 const messagesTotal = counter('pin_consumer_messages_total', 'Consumed messages by consumer and outcome', ['consumer', 'result']);
+const processingDelay = gauge('pin_consumer_processing_delay_seconds', 'Age of the last message when the consumer applied it (broker timestamp to commit)', ['consumer']);
 const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer']);
 
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -175,6 +176,7 @@ export async function startConsumer(
         }
       }
       await commit();
+      processingDelay.set({ consumer: def.name }, Math.max(0, (Date.now() - Number(message.timestamp)) / 1000));
     },
   });
 

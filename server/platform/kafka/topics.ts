@@ -51,6 +51,10 @@ export function allTopicNames(prefix = ''): string[] {
  * Creates the topics of `allTopicNames(prefix)` that do not exist yet (replication factor 1,
  * `partitions` partitions) and waits until every partition has a leader. Idempotent and safe to
  * run concurrently from several processes: topics that already exist are left as they are.
+ *
+ * Note: the broker publishes a new partition's leader in its metadata slightly before the replica
+ * is ready, so a produce within a few hundred ms after creation may get a retriable
+ * NOT_LEADER_OR_FOLLOWER; kafkajs retries it (and logs it at ERROR level).
  */
 export async function ensureTopics(admin: Admin, prefix = '', partitions = 3): Promise<void> {
   await ensureNamedTopics(admin, allTopicNames(prefix), partitions);

@@ -68,7 +68,7 @@ export async function startLocalKafka(opts: StartLocalKafkaOptions): Promise<Loc
   const java = await findJava();
   const classpath = await resolveClasspath(log);
 
-  killStaleBroker(dataDir, log);
+  await killStaleBroker(dataDir, log);
   if (opts.fresh) rmSync(dataDir, { recursive: true, force: true });
   const logDir = path.join(dataDir, 'logs');
   mkdirSync(logDir, { recursive: true });
@@ -82,7 +82,7 @@ export async function startLocalKafka(opts: StartLocalKafkaOptions): Promise<Loc
   // Format only once: meta.properties marks a formatted log dir and holds the cluster id.
   // Changing ports between restarts is fine, the static voter set only names node 1.
   if (!existsSync(path.join(logDir, 'meta.properties'))) {
-    const clusterId = randomBytes(16).toString('base64url'); // 22 chars, what `random-uuid` prints
+    const clusterId = newClusterId();
     const quiet = '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'; // skip the config dump
     const out = await run(java, [quiet, '-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile]);
     log(out.split('\n').find((line) => line.startsWith('Formatting')) ?? `formatted ${logDir}`);
@@ -115,7 +115,7 @@ export async function startLocalKafka(opts: StartLocalKafkaOptions): Promise<Loc
   });
   trackChild(child);
   const pidFile = path.join(dataDir, 'kafka.pid');
-  if (child.pid) writeFileSync(pidFile, String(child.pid));
+  if (child.pid) writeFileSync(pidFile, JSON.stringify({ broker: child.pid, owner: process.pid }));
 
   const cleanUp = () => {
     untrackChild(child);
@@ -338,20 +338,25 @@ async function waitUntilReady(
 }
 
 /**
- * On a fresh cluster the group coordinator (the __consumer_offsets topic) and the producer-id
- * manager initialise lazily on first use; until then JoinGroup / InitProducerId fail with
- * retriable errors (GROUP_COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS), which kafkajs
- * logs as ERRORs and answers by crashing and restarting the consumer. Trigger both here, so that
- * the broker handed out is quiet and ready for the first consumer and idempotent producer.
+ * On a fresh cluster the group coordinator (__consumer_offsets), the transaction coordinator
+ * (__transaction_state) and the producer-id manager initialise lazily on first use; until then
+ * JoinGroup / FindCoordinator / InitProducerId fail with retriable errors
+ * (GROUP_COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS), which kafkajs logs as ERRORs and
+ * answers by crashing and restarting the consumer. Trigger all three here, so that the broker handed
+ * out is ready (and quiet) for the first consumer, idempotent and transactional producer.
  */
 async function warmUp(brokers: string): Promise<void> {
   const kafka = new Kafka({ clientId: 'local-kafka-warmup', brokers: [brokers], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer = kafka.producer({ transactionalId: 'local-kafka-warmup', idempotent: true, maxInFlightRequests: 1 });
   try {
     await admin.connect();
-    await admin.describeGroups(['local-kafka-warmup']); // retries until the coordinator is loaded
-    await producer.connect(); // InitProducerId, retried until a producer-id block is allocated
+    await admin.describeGroups(['local-kafka-warmup']); // retried until the group coordinator is loaded
+    await producer.connect(); // idempotent InitProducerId, retried until producer ids are available
+    // transaction() runs FindCoordinator(TRANSACTION) + a transactional InitProducerId, retried
+    // until __transaction_state exists and is loaded; the empty transaction is then dropped.
+    const transaction = await producer.transaction();
+    await transaction.abort();
   } finally {
     await producer.disconnect().catch(() => {});
     await admin.disconnect().catch(() => {});
@@ -393,28 +398,48 @@ function untrackChild(child: ChildProcess): void {
 }
 
 /**
- * A broker left over from a process that was SIGKILLed (no exit handler ran) still holds the
- * log-dir lock and would make the new one fail. Only a process whose command line proves it is
- * the broker of this dataDir is killed (Linux /proc; elsewhere the pid file is just ignored).
+ * `<dataDir>/kafka.pid` records the broker and the Node process that owns it. A broker whose owner
+ * was SIGKILLed (no exit handler ran) still holds the ports and the log-dir lock, so it is killed
+ * here; a broker whose owner is alive means the dataDir is in use and is left alone. Only a process
+ * whose command line proves it is this dataDir's broker is ever killed (Linux /proc; elsewhere the
+ * pid file is ignored).
  */
-function killStaleBroker(dataDir: string, log: (line: string) => void): void {
+async function killStaleBroker(dataDir: string, log: (line: string) => void): Promise<void> {
   const pidFile = path.join(dataDir, 'kafka.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  rmSync(pidFile, { force: true });
-  if (!Number.isInteger(pid) || pid <= 0) return;
+  let recorded: { broker?: unknown; owner?: unknown };
+  try {
+    recorded = JSON.parse(readFileSync(pidFile, 'utf8'));
+  } catch {
+    return; // no (readable) pid file
+  }
+  const { broker, owner } = recorded;
+  if (typeof broker !== 'number' || typeof owner !== 'number') return;
   let cmdline = '';
   try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    cmdline = readFileSync(`/proc/${broker}/cmdline`, 'utf8');
   } catch {
-    return; // not running (or not Linux)
+    rmSync(pidFile, { force: true }); // broker gone (or not Linux)
+    return;
   }
   if (!cmdline.includes('kafka.Kafka') || !cmdline.includes(path.join(dataDir, 'server.properties'))) return;
-  log(`killing stale Kafka broker (pid ${pid}) left over from a previous run`);
-  process.kill(pid, 'SIGKILL');
+  if (isAlive(owner)) {
+    throw new Error(
+      `${dataDir} is in use by a Kafka broker (pid ${broker}) of the running process ${owner}; stop it or use another dataDir`,
+    );
+  }
+  log(`killing orphaned Kafka broker (pid ${broker}) left over from a previous run`);
+  process.kill(broker, 'SIGKILL');
   const deadline = Date.now() + 10_000;
-  while (existsSync(`/proc/${pid}`) && Date.now() < deadline) {
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50); // short synchronous sleep
+  while (existsSync(`/proc/${broker}`) && Date.now() < deadline) await sleep(50);
+  rmSync(pidFile, { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0); // signal 0: existence check only
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -445,8 +470,11 @@ function run(cmd: string, args: string[], opts: { cwd?: string; missing?: string
       const output = `${stdout}${stderr}`.trim();
       if (!error) return resolve(output);
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && opts.missing) return reject(new Error(opts.missing));
+      // Leave the (long) classpath out of the message; error.message would repeat it.
+      const shown = args.map((arg, i) => (args[i - 1] === '-cp' ? '<classpath>' : arg)).join(' ');
+      const status = error.killed ? `signal ${error.signal}` : `exit code ${error.code}`;
       const lines = output.split('\n').slice(-40).join('\n');
-      reject(new Error(`\`${path.basename(cmd)} ${args.filter((a) => !a.includes(path.delimiter)).join(' ')}\` failed (${error.message.split('\n')[0]})\n${lines}`));
+      reject(new Error(`\`${path.basename(cmd)} ${shown}\` failed (${status})\n${lines}`));
     });
   });
 }
@@ -487,6 +515,17 @@ function tail(file: string, count: number): string {
     return buffer.toString('utf8').trimEnd().split('\n').slice(-count).join('\n');
   } catch {
     return '(no log)';
+  }
+}
+
+/**
+ * A Kafka cluster id: 16 random bytes as 22 chars of base64url, like `kafka-storage random-uuid`.
+ * Like Kafka's Uuid.randomUuid(), reject ids starting with '-': the CLI would parse them as options.
+ */
+function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
   }
 }
 

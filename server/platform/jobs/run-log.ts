@@ -5,11 +5,12 @@ import { jobControls, jobRuns } from '../../ops/schema';
 import type { Db } from '../db';
 import type { JobContext, JobDefinition, JobSummary, JobTrigger } from './types';
 import { SKIPPED_LOCKED } from './types';
-import { counter, histogram } from '../metrics';
+import { counter, gauge, histogram } from '../metrics';
 
 const instance = `${os.hostname()}:${process.pid}`;
 
 const jobRunsTotal = counter('pin_job_runs_total', 'Job cycles by job and final status', ['job', 'status']);
+const lastSuccess = gauge('pin_job_last_success_timestamp_seconds', 'Unix time of the last successful cycle by job (alert: delisted-retention not run > 26 h)', ['job']);
 const jobDuration = histogram('pin_job_run_duration_seconds', 'Job cycle duration by job', ['job'], [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 300, 1200]);
 
 export interface JobRunResult {
@@ -44,6 +45,7 @@ export async function runJobCycle(
     const skipped = summary[SKIPPED_LOCKED] === true;
     const status = skipped ? 'skipped' : 'succeeded';
     jobRunsTotal.inc({ job: job.name, status });
+    if (status === 'succeeded') lastSuccess.set({ job: job.name }, Date.now() / 1000);
     if (!(job.isIdle?.(summary) ?? false)) {
       await db.insert(jobRuns).values({
         job: job.name, runId, trigger, instance, startedAt, finishedAt: new Date(), status, summary,

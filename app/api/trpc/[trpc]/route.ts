@@ -4,11 +4,19 @@ import { appRouter } from '@/server/trpc/root';
 import { getServices } from '@/server/platform/services';
 import { readCookie, resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import type { Context } from '@/server/trpc/context';
+import { observeTrpcRequest } from '@/server/trpc/http-metrics';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 async function handler(req: Request): Promise<Response> {
+  const started = performance.now();
+  const response = await handle(req);
+  observeTrpcRequest(req.url, response.status, (performance.now() - started) / 1000);
+  return response;
+}
+
+async function handle(req: Request): Promise<Response> {
   const services = getServices();
   const cookies: string[] = [];
   // CSRF: a mutation must come from our own origin (SameSite=Lax already blocks cross-site POST cookies)

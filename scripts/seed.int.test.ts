@@ -36,7 +36,7 @@ describe('demo seed', () => {
     // every active booking's object is held by its deal with equal timers
     const inconsistent = await s`SELECT b.id FROM crm.bookings b JOIN chessboard.property_objects o ON o.id = b.property_object_id
       WHERE b.status IN ('Reserved', 'AwaitingPayment', 'Booked') AND NOT (
-        o.hold_deal_id = b.deal_id AND (
+        o.hold_deal_id = b.deal_id AND o.hold_booking_id = b.id AND (
           (b.status = 'Booked' AND o.status = 'Booked' AND o.booked_until = b.booking_expires_at) OR
           (b.status <> 'Booked' AND o.status = 'Reserved' AND o.reserved_until = b.reserve_expires_at)))`;
     expect(inconsistent).toEqual([]);

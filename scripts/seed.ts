@@ -77,7 +77,7 @@ export async function seed(url: string, log: (l: string) => void = console.log):
               building_id: bId,
               section, floor, number, rooms, area, price,
               status,
-              reserved_until: null, booked_until: null, hold_deal_id: null,
+              reserved_until: null, booked_until: null, hold_deal_id: null, hold_booking_id: null,
               sold_at: status === 'Sold' ? at(-Math.floor(rnd() * 300) * DAY - DAY) : null,
               status_source: 'Import',
               status_changed_at: at(-40 * DAY), updated_at: at(-40 * DAY), version: 1,
@@ -165,6 +165,7 @@ export async function seed(url: string, log: (l: string) => void = console.log):
         obj.reserved_until = s.object.reservedUntil !== undefined ? at(s.object.reservedUntil) : null;
         obj.booked_until = s.object.bookedUntil !== undefined ? at(s.object.bookedUntil) : null;
         obj.hold_deal_id = s.object.status === 'Reserved' || s.object.status === 'Booked' ? dealId : null;
+        obj.hold_booking_id = obj.hold_deal_id ? bookingId : null;
         obj.sold_at = s.object.soldAt !== undefined ? at(s.object.soldAt) : null;
         obj.status_source = 'Crm';
         obj.status_changed_at = createdAt;

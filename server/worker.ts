@@ -10,6 +10,7 @@ import { JobScheduler } from './platform/jobs/scheduler';
 import { pruneJobRuns } from './platform/jobs/run-log';
 import { bindOutboxMetrics, } from './platform/outbox/relay';
 import { bindCatalogMetrics } from './catalog/retention-metrics';
+import { bindHoldExpirationMetrics } from './chessboard/metrics';
 import { outboxChannel } from './platform/outbox/write';
 import { createJobs } from './jobs';
 import { consumers } from './consumers';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker' });
   bindOutboxMetrics(database);
   bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
+  bindHoldExpirationMetrics(database, env.HOLD_EXPIRATION_GRACE_MS);
   collectProcessMetrics();
   const kafka = createKafka(env, logger, '-worker');
   bindConsumerLagMetrics(kafka, env);

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
-  bigserial, boolean, check, index, integer, numeric, pgSchema, text, timestamp, uuid,
+  bigint, bigserial, boolean, check, index, integer, numeric, pgSchema, text, timestamp, uuid,
 } from 'drizzle-orm/pg-core';
 import { inboxTable, outboxTable } from '../platform/outbox/table';
 
@@ -56,6 +56,11 @@ export const propertyObjects = chessboard.table(
     reservedUntil: timestamp('reserved_until', { withTimezone: true, precision: 3 }),
     bookedUntil: timestamp('booked_until', { withTimezone: true, precision: 3 }),
     holdDealId: uuid('hold_deal_id'),
+    /**
+     * The CRM booking whose events put the hold here (null when not held, or for holds seeded without it).
+     * The consumer tells a stale release of an earlier booking of the same deal from a real one by it.
+     */
+    holdBookingId: uuid('hold_booking_id'),
     soldAt: timestamp('sold_at', { withTimezone: true, precision: 3 }),
     statusSource: text('status_source', { enum: STATUS_SOURCES }).notNull(),
     statusChangedAt: timestamp('status_changed_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -72,6 +77,8 @@ export const propertyObjects = chessboard.table(
         AND ((${t.status} = 'Booked') = (${t.bookedUntil} IS NOT NULL))
         AND ((${t.status} IN ('Reserved', 'Booked')) = (${t.holdDealId} IS NOT NULL))`,
     ),
+    // the hold's booking exists only while there is a hold (companion of INV-CHS-002)
+    check('ck_property_objects_hold_booking', sql`${t.holdBookingId} IS NULL OR ${t.status} IN ('Reserved', 'Booked')`),
     check('ck_property_objects_sizes', sql`${t.rooms} >= 0 AND ${t.area} > 0 AND ${t.price} >= 0`),
     index('ix_property_objects_reserved_until').on(t.reservedUntil).where(sql`reserved_until IS NOT NULL`),
     index('ix_property_objects_booked_until').on(t.bookedUntil).where(sql`booked_until IS NOT NULL`),
@@ -120,7 +127,8 @@ export const holdReleases = chessboard.table('hold_releases', {
   holdDealId: uuid('hold_deal_id'),
   fromStatus: text('from_status').notNull(),
   expiredTimerAt: timestamp('expired_timer_at', { withTimezone: true, precision: 3 }),
-  overdueByMs: integer('overdue_by_ms'),
+  // bigint: a hold forgotten for weeks overflows an int of milliseconds
+  overdueByMs: bigint('overdue_by_ms', { mode: 'number' }),
   statusSource: text('status_source').notNull(),
   runId: uuid('run_id'),
   actorId: text('actor_id'),
@@ -140,6 +148,8 @@ export const holdMismatches = chessboard.table('hold_mismatches', {
   eventDealId: uuid('event_deal_id'),
   holdDealId: uuid('hold_deal_id'),
   objectStatus: text('object_status').notNull(),
+  /** why the hold guard refused (another deal holds it, another booking of the deal holds it, …) */
+  detail: text('detail'),
   observedAt: timestamp('observed_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   resolvedAt: timestamp('resolved_at', { withTimezone: true, precision: 3 }),
 }, (t) => [index('ix_hold_mismatches_observed').on(t.observedAt)]);

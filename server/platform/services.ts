@@ -3,6 +3,7 @@ import { loadEnv, type Env } from './env';
 import { createLogger, type Logger } from './logger';
 import { bindOutboxMetrics } from './outbox/relay';
 import { bindCatalogMetrics } from '../catalog/retention-metrics';
+import { bindHoldExpirationMetrics } from '../chessboard/metrics';
 
 /** Process-wide singletons for the web app (route handlers are stateless otherwise). */
 export interface Services {
@@ -19,6 +20,7 @@ export function getServices(): Services {
     const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-web' });
     bindOutboxMetrics(database);
     bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
+    bindHoldExpirationMetrics(database, env.HOLD_EXPIRATION_GRACE_MS);
     g.__pinServices = { env, database, logger: createLogger('web', { level: env.LOG_LEVEL }) };
   }
   return g.__pinServices;

@@ -1,0 +1,59 @@
+import { asc, eq } from 'drizzle-orm';
+import type { Tx } from '../../platform/db';
+import type { Actor } from '../../auth/actor';
+import { AppError } from '../../platform/errors';
+import { TOPICS } from '../../platform/kafka/topics';
+import { writeOutbox } from '../../platform/outbox/write';
+import { isHeld } from '../property-object';
+import { buildings, projects, propertyObjects } from '../schema';
+import { assertVisible, metaOf, notFound, type CommandMeta } from './command-support';
+import { publishPropertyObjectDeleted } from './delete-property-object';
+
+export interface DeleteProjectInput extends CommandMeta {
+  projectId: string;
+  actor?: Actor;
+}
+
+/**
+ * Deletes a project: its objects and buildings are removed (a property-object-deleted event each), the
+ * project row is kept as deleted (deleted_at; upsertProject restores it) and
+ * pin.chessboard.project-deleted.v1 is published. Refused while any of its objects is held.
+ * Locks objects before the project row — the order the consumer and the jobs use — so it cannot deadlock with them.
+ */
+export async function deleteProject(tx: Tx, input: DeleteProjectInput) {
+  const { correlationId, at } = metaOf(input);
+  const objects = await tx
+    .select({ id: propertyObjects.id, tenantId: propertyObjects.tenantId, projectId: propertyObjects.projectId, status: propertyObjects.status })
+    .from(propertyObjects)
+    .where(eq(propertyObjects.projectId, input.projectId))
+    .orderBy(asc(propertyObjects.id))
+    .for('update');
+  const [project] = await tx.select().from(projects).where(eq(projects.id, input.projectId)).for('update');
+  if (!project) throw notFound('PROJECT', input.projectId);
+  assertVisible(input.actor, project.tenantId, notFound('PROJECT', input.projectId));
+  if (project.deletedAt !== null) return { projectId: project.id, deleted: false, deletedObjects: 0, messageId: null };
+  const held = objects.filter((o) => isHeld(o.status));
+  if (held.length > 0) {
+    throw new AppError('CHESSBOARD_PROJECT_HAS_HELD_OBJECTS', 'CONFLICT', `${held.length} property objects of the project are held`, { heldObjectIds: held.slice(0, 20).map((o) => o.id) });
+  }
+  for (const o of objects) await publishPropertyObjectDeleted(tx, o, at, correlationId);
+  await tx.delete(propertyObjects).where(eq(propertyObjects.projectId, project.id));
+  await tx.delete(buildings).where(eq(buildings.projectId, project.id));
+  await tx
+    .update(projects)
+    .set({
+      deletedAt: at, updatedAt: at, version: project.version + 1, aggregatesRecalcRequestedAt: null,
+      propertyObjectsFreeCount: 0, propertyObjectsTotalCount: 0, propertyObjectsHeldCount: 0, propertyObjectsSoldCount: 0,
+    })
+    .where(eq(projects.id, project.id));
+  const messageId = await writeOutbox(tx, 'chessboard', {
+    topic: TOPICS.projectDeleted,
+    aggregateType: 'Project',
+    aggregateId: project.id,
+    tenantId: project.tenantId,
+    correlationId,
+    occurredAt: at,
+    payload: { projectId: project.id, tenantId: project.tenantId, deletedAt: at.toISOString() },
+  });
+  return { projectId: project.id, deleted: true, deletedObjects: objects.length, messageId };
+}

@@ -1,0 +1,9 @@
+/** The chessboard's write side: commands of (tx, input), for the router, the seed and imports. */
+export { releaseHoldManually, type ReleaseHoldManuallyInput } from './release-hold-manually';
+export { setPropertyObjectHidden, type SetPropertyObjectHiddenInput } from './set-property-object-hidden';
+export { upsertProject, type UpsertProjectInput } from './upsert-project';
+export { upsertBuilding, type UpsertBuildingInput } from './upsert-building';
+export { upsertPropertyObject, type UpsertPropertyObjectInput } from './upsert-property-object';
+export { deletePropertyObject, type DeletePropertyObjectInput } from './delete-property-object';
+export { deleteProject, type DeleteProjectInput } from './delete-project';
+export type { CommandMeta } from './command-support';

@@ -1,0 +1,38 @@
+import { eq } from 'drizzle-orm';
+import type { Tx } from '../../platform/db';
+import { AppError, ValidationError } from '../../platform/errors';
+import { buildings, projects } from '../schema';
+import { metaOf, notFound, requiredText, type CommandMeta } from './command-support';
+
+export interface UpsertBuildingInput extends CommandMeta {
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  sections: number;
+  floors: number;
+}
+
+/** Creates or updates a building of a live project. Buildings have no integration event of their own. */
+export async function upsertBuilding(tx: Tx, input: UpsertBuildingInput) {
+  const { at } = metaOf(input);
+  const name = requiredText('name', input.name);
+  for (const field of ['sections', 'floors'] as const) {
+    if (!Number.isInteger(input[field]) || input[field] < 1) throw new ValidationError(field, 'a positive integer');
+  }
+  const [project] = await tx.select({ tenantId: projects.tenantId, deletedAt: projects.deletedAt }).from(projects).where(eq(projects.id, input.projectId));
+  if (!project || project.deletedAt !== null || project.tenantId !== input.tenantId) throw notFound('PROJECT', input.projectId);
+  const [existing] = await tx.select().from(buildings).where(eq(buildings.id, input.id)).for('update');
+  if (!existing) {
+    await tx.insert(buildings).values({ id: input.id, tenantId: input.tenantId, projectId: input.projectId, name, sections: input.sections, floors: input.floors, updatedAt: at });
+    return { buildingId: input.id, created: true, changed: true };
+  }
+  if (existing.tenantId !== input.tenantId || existing.projectId !== input.projectId) {
+    throw new AppError('CHESSBOARD_BUILDING_PROJECT_MISMATCH', 'CONFLICT', `building ${input.id} belongs to another project`);
+  }
+  if (existing.name === name && existing.sections === input.sections && existing.floors === input.floors) {
+    return { buildingId: input.id, created: false, changed: false };
+  }
+  await tx.update(buildings).set({ name, sections: input.sections, floors: input.floors, updatedAt: at }).where(eq(buildings.id, input.id));
+  return { buildingId: input.id, created: false, changed: true };
+}

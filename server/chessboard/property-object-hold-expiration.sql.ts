@@ -1,0 +1,86 @@
+import { and, asc, eq, lt, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../platform/db';
+import { propertyObjects } from './schema';
+
+/**
+ * The queries of the property-object-hold-expiration job. Each phase reads through its own partial
+ * index: `status = X AND timer < cutoff` implies `timer IS NOT NULL`, the predicate of
+ * ix_property_objects_reserved_until / ix_property_objects_booked_until, and the index order is the
+ * ORDER BY (oldest hold first), so a batch reads ~BatchSize index entries however large the table is.
+ */
+
+export type HoldPhase = 'reserved' | 'booked';
+
+export const PHASES: Record<HoldPhase, { status: 'Reserved' | 'Booked'; timer: typeof propertyObjects.reservedUntil | typeof propertyObjects.bookedUntil; timerName: 'ReservedUntil' | 'BookedUntil' }> = {
+  reserved: { status: 'Reserved', timer: propertyObjects.reservedUntil, timerName: 'ReservedUntil' },
+  booked: { status: 'Booked', timer: propertyObjects.bookedUntil, timerName: 'BookedUntil' },
+};
+
+const expiredPredicate = (phase: HoldPhase, cutoff: Date) =>
+  and(eq(propertyObjects.status, PHASES[phase].status), lt(PHASES[phase].timer, cutoff));
+
+export const heldObjectColumns = {
+  id: propertyObjects.id,
+  tenantId: propertyObjects.tenantId,
+  projectId: propertyObjects.projectId,
+  buildingId: propertyObjects.buildingId,
+  status: propertyObjects.status,
+  reservedUntil: propertyObjects.reservedUntil,
+  bookedUntil: propertyObjects.bookedUntil,
+  holdDealId: propertyObjects.holdDealId,
+  holdBookingId: propertyObjects.holdBookingId,
+  soldAt: propertyObjects.soldAt,
+  statusSource: propertyObjects.statusSource,
+  statusChangedAt: propertyObjects.statusChangedAt,
+  updatedAt: propertyObjects.updatedAt,
+  version: propertyObjects.version,
+};
+
+/**
+ * Candidates of one phase, oldest timer first, at most `limit`, locked until the transaction ends.
+ * SKIP LOCKED: a row locked by another job instance or by the CRM consumer (a late release/book being
+ * applied right now) is passed over without waiting — each object goes to exactly one instance.
+ */
+export function selectExpiredHoldsForUpdate(tx: DbOrTx, phase: HoldPhase, cutoff: Date, limit: number) {
+  return tx
+    .select(heldObjectColumns)
+    .from(propertyObjects)
+    .where(expiredPredicate(phase, cutoff))
+    .orderBy(asc(PHASES[phase].timer), asc(propertyObjects.id))
+    .limit(limit)
+    .for('update', { skipLocked: true });
+}
+
+export type ExpiredHold = Awaited<ReturnType<typeof selectExpiredHoldsForUpdate>>[number];
+
+/**
+ * Expired holds of a phase, without locking. With `upTo` (the last row a full batch selected) only
+ * those at or before it in the batch order are counted — the rows the locking scan walked over.
+ */
+export async function countExpiredHolds(tx: DbOrTx, phase: HoldPhase, cutoff: Date, upTo?: { timer: Date; id: string }): Promise<number> {
+  const timer = PHASES[phase].timer;
+  const [row] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(propertyObjects)
+    .where(and(
+      expiredPredicate(phase, cutoff),
+      upTo ? sql`(${timer}, ${propertyObjects.id}) <= (${upTo.timer.toISOString()}::timestamptz, ${upTo.id}::uuid)` : undefined,
+    ));
+  return row?.n ?? 0;
+}
+
+/**
+ * SkippedLockedCount of one batch. PostgreSQL keeps row locks in the tuples, not in pg_locks (only
+ * waiters show up there), so "which candidates were locked" cannot be read directly. Instead: right
+ * after the locking SELECT, in the same transaction, count the candidates the scan walked over without
+ * locking. The scan passes rows in batch order until it has `limit` rows; every candidate ordered before
+ * the last row it took (or every candidate, if it ran out before `limit`) that it did not take was
+ * locked by someone else. Our own rows are still Reserved/Booked (nothing updated yet), hence the
+ * subtraction. One cheap index-range count per phase.
+ */
+export async function countSkippedLocked(tx: DbOrTx, phase: HoldPhase, cutoff: Date, selected: ExpiredHold[], limit: number): Promise<number> {
+  const last = selected[selected.length - 1];
+  const timerOf = (o: ExpiredHold) => (phase === 'reserved' ? o.reservedUntil : o.bookedUntil)!;
+  const walked = await countExpiredHolds(tx, phase, cutoff, selected.length >= limit && last ? { timer: timerOf(last), id: last.id } : undefined);
+  return Math.max(0, walked - selected.length);
+}

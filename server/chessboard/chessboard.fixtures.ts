@@ -167,11 +167,13 @@ export function bookingOf(propertyObjectId: string, tenantId = TENANT, ids: { bo
 }
 
 export function jobContext(deps: { database: Database; env: Env; logger: Logger }, opts: { signal?: AbortSignal; runId?: string } = {}): JobContext {
+  const runId = opts.runId ?? randomUUID();
   return {
     database: deps.database,
     env: deps.env,
-    logger: deps.logger,
-    runId: opts.runId ?? randomUUID(),
+    // as runJobCycle does: every line of the cycle carries its runId
+    logger: deps.logger.child({ runId }),
+    runId,
     signal: opts.signal ?? new AbortController().signal,
     trigger: 'manual',
     kafka: createKafka(deps.env),

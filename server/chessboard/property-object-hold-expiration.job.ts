@@ -105,7 +105,7 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
       const summary: HoldExpirationSummary = {
         AsOf: asOf.toISOString(), ReservedReleasedCount: 0, BookedReleasedCount: 0, SkippedLockedCount: 0, DurationMs: 0, Errors: 0, Backlog: 0, Stopped: false,
       };
-      log.info({ runId: ctx.runId, asOf: asOf.toISOString(), holdGraceMs: graceMs, batchSize }, 'cycle started');
+      log.info({ asOf: asOf.toISOString(), holdGraceMs: graceMs, batchSize }, 'cycle started');
       try {
         for (const phase of ['reserved', 'booked'] as const) {
           // cancellation: checked before each batch; a batch in hand commits or rolls back whole
@@ -147,7 +147,7 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
         holdExpirationBacklog.set(summary.Backlog);
         summary.DurationMs = Math.round(performance.now() - started);
         log.info({
-          runId: ctx.runId, reservedReleasedCount: summary.ReservedReleasedCount, bookedReleasedCount: summary.BookedReleasedCount,
+          reservedReleasedCount: summary.ReservedReleasedCount, bookedReleasedCount: summary.BookedReleasedCount,
           skippedLocked: summary.SkippedLockedCount, errors: summary.Errors, backlog: summary.Backlog, stopped: summary.Stopped, durationMs: summary.DurationMs,
         }, 'cycle completed');
         return summary;
@@ -155,7 +155,7 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
         // infrastructure error: the batch rolled back and its locks are gone; the next cycle retries
         summary.DurationMs = Math.round(performance.now() - started);
         holdExpirationErrors.inc();
-        log.error({ runId: ctx.runId, err: { message: (e as Error).message, code: pgErrorCode(e) }, durationMs: summary.DurationMs }, 'cycle failed; batch rolled back');
+        log.error({ err: { message: (e as Error).message, code: pgErrorCode(e) }, durationMs: summary.DurationMs }, 'cycle failed; batch rolled back');
         (e as Error & { summary?: JobSummary }).summary = summary;
         throw e;
       } finally {

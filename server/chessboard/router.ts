@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { authedProcedure, roleProcedure, router } from '../trpc/init';
+import { releaseHoldManually } from './commands';
+import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
+
+/** Read side of the chessboard for the console; every role reads, each within its tenant scope. */
+export const chessboardRouter = router({
+  projects: authedProcedure.query(({ ctx }) => listProjects(ctx.database.db, ctx.actor)),
+  buildings: authedProcedure
+    .input(z.object({ projectId: z.uuid() }))
+    .query(({ ctx, input }) => listBuildings(ctx.database.db, ctx.actor, input.projectId)),
+  grid: authedProcedure
+    .input(z.object({ buildingId: z.uuid() }))
+    .query(({ ctx, input }) => getGrid(ctx.database.db, ctx.actor, input.buildingId)),
+  object: authedProcedure
+    .input(z.object({ propertyObjectId: z.uuid() }))
+    .query(({ ctx, input }) => getObject(ctx.database.db, ctx.actor, input.propertyObjectId)),
+  /**
+   * Runbook "manual release of a stuck hold" (ops, PIN manager; reason required). The chessboard write
+   * side does the release, its event, history, hold_releases and audit rows in one transaction.
+   */
+  releaseHold: roleProcedure('ops', 'pin_manager')
+    .input(z.object({ propertyObjectId: z.uuid(), reason: z.string().trim().min(1).max(500) }))
+    .mutation(({ ctx, input }) =>
+      ctx.database.db.transaction((tx) =>
+        releaseHoldManually(tx, { propertyObjectId: input.propertyObjectId, reason: input.reason, actor: ctx.actor, correlationId: ctx.correlationId }),
+      ),
+    ),
+  objectLabels: authedProcedure
+    .input(z.object({ ids: z.array(z.uuid()).max(200) }))
+    .query(({ ctx, input }) => objectLabels(ctx.database.db, ctx.actor, input.ids)),
+});

@@ -7,8 +7,14 @@ const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
   // server-only packages with native or Node-specific code stay external to the bundle
-  serverExternalPackages: ['postgres', 'kafkajs', 'pino', 'prom-client', '@node-rs/argon2'],
+  serverExternalPackages: [
+    'postgres', 'kafkajs', 'pino', 'prom-client', '@node-rs/argon2',
+    // the OpenTelemetry SDK is loaded at start-up by instrumentation.ts only when tracing is on
+    '@opentelemetry/sdk-node', '@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources',
+  ],
   typedRoutes: false,
+  // `next dev` serves its client bundles to these hosts too (Playwright uses 127.0.0.1)
+  allowedDevOrigins: ['127.0.0.1', 'localhost'],
   async headers() {
     return [
       {

@@ -1,0 +1,60 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import Link from 'next/link';
+import { BookingActions, BookingSummary, LapseWarning } from './booking-panel';
+import { ErrorNotice } from './error-notice';
+import { useLiveEvents } from './live';
+import { SagaTimelineView } from './saga-timeline';
+import { useTRPC } from './trpc';
+
+export function BookingPage({ bookingId }: { bookingId: string }) {
+  const t = useTranslations('bookingPage');
+  const trpc = useTRPC();
+  useLiveEvents(null);
+  const booking = useQuery(trpc.booking.byId.queryOptions({ bookingId }));
+  const object = useQuery(trpc.chessboard.object.queryOptions(
+    { propertyObjectId: booking.data?.propertyObjectId ?? '' },
+    { enabled: !!booking.data },
+  ));
+  const timeline = useQuery(trpc.ops.bookingTimeline.queryOptions({ bookingId }, {
+    // every 2 s while a hop is still pending; live events refresh it too
+    refetchInterval: (q) => (q.state.data?.hasPending ? 2000 : false),
+  }));
+
+  const o = object.data?.object;
+  return (
+    <section className="page booking-page">
+      <nav className="breadcrumbs" aria-label={t('breadcrumbs')}>
+        <Link href="/bookings">{t('allBookings')}</Link> / <span className="mono">{bookingId.slice(0, 8)}</span>
+      </nav>
+      <h1 className="page-title">
+        {t('title')} <span className="mono small">{bookingId}</span>
+      </h1>
+      <ErrorNotice error={booking.error} />
+      {booking.isPending ? <p className="muted">{t('loading')}</p> : null}
+      {booking.data ? (
+        <div className="booking-layout">
+          <div className="card">
+            <h2>{t('summary')}</h2>
+            {o ? (
+              <p>
+                {t('object')}{' '}
+                <Link href={`/chessboard?project=${o.projectId}&building=${o.buildingId}&object=${o.id}`} data-testid="object-link">
+                  {o.number}
+                </Link>{' '}
+                <span className="muted small">{o.projectName} · {o.buildingName}</span>
+              </p>
+            ) : null}
+            <LapseWarning booking={booking.data} />
+            <BookingSummary booking={booking.data} showLink={false} />
+            <BookingActions booking={booking.data} />
+          </div>
+          <div className="card timeline-card">
+            <SagaTimelineView bookingId={bookingId} query={timeline} />
+          </div>
+        </div>
+      ) : null}
+    </section>
+  );
+}

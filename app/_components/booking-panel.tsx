@@ -1,0 +1,217 @@
+'use client';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import Link from 'next/link';
+import { useState } from 'react';
+import { ConfirmDialog, type DialogField } from './confirm-dialog';
+import { Countdown } from './countdown';
+import { useNow } from './clock';
+import { useCan, useSessionUser } from './session';
+import { ACTIVE_BOOKING_STATUSES } from './status';
+import { Time } from './time';
+import { useTRPC, type RouterOutputs } from './trpc';
+
+export type BookingDetails = RouterOutputs['booking']['byId'];
+
+/** How long before a Booked hold lapses the user who may extend it is warned. */
+export const LAPSE_WARNING_MS = 2 * 3600_000;
+/** … and before a reserve lapses, the user who may confirm it. */
+export const RESERVE_WARNING_MS = 15 * 60_000;
+
+export type BookingActionKey = 'uploadContract' | 'uploadReceipt' | 'confirm' | 'confirmPayment' | 'extend' | 'startSale' | 'cancel';
+const ACTION_ORDER: BookingActionKey[] = ['uploadContract', 'uploadReceipt', 'confirm', 'confirmPayment', 'extend', 'startSale', 'cancel'];
+
+/** Which transitions the booking's state allows (the server decides again; this only picks buttons). */
+export function actionsForState(b: Pick<BookingDetails, 'status' | 'paymentStatus'>): Record<BookingActionKey, boolean> {
+  return {
+    uploadContract: b.status === 'Reserved' && b.paymentStatus === 'Pending',
+    uploadReceipt: b.status === 'AwaitingPayment' && b.paymentStatus === 'ContractUploaded',
+    confirm: b.status === 'Reserved' && b.paymentStatus === 'NotRequired',
+    confirmPayment: b.status === 'AwaitingPayment' && b.paymentStatus === 'ReceiptUploaded',
+    extend: b.status === 'Booked',
+    startSale: b.status === 'Booked',
+    cancel: ACTIVE_BOOKING_STATUSES.includes(b.status),
+  };
+}
+
+const newKey = () => `ui:${crypto.randomUUID()}`;
+
+export function useInvalidateAll() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  return () =>
+    Promise.all([
+      queryClient.invalidateQueries(trpc.booking.pathFilter()),
+      queryClient.invalidateQueries(trpc.deal.pathFilter()),
+      queryClient.invalidateQueries(trpc.chessboard.pathFilter()),
+      queryClient.invalidateQueries(trpc.ops.pathFilter()),
+    ]);
+}
+
+export function BookingActions({ booking }: { booking: BookingDetails }) {
+  const t = useTranslations('booking');
+  const trpc = useTRPC();
+  const can = useCan();
+  const user = useSessionUser();
+  const invalidate = useInvalidateAll();
+  const [active, setActive] = useState<BookingActionKey | null>(null);
+  const [idempotencyKey, setIdempotencyKey] = useState(newKey);
+
+  const options = { onSuccess: () => { setActive(null); void invalidate(); } };
+  const mutations = {
+    uploadContract: useMutation(trpc.booking.uploadContract.mutationOptions(options)),
+    uploadReceipt: useMutation(trpc.booking.uploadReceipt.mutationOptions(options)),
+    confirm: useMutation(trpc.booking.confirm.mutationOptions(options)),
+    confirmPayment: useMutation(trpc.booking.confirmPayment.mutationOptions(options)),
+    extend: useMutation(trpc.booking.extend.mutationOptions(options)),
+    startSale: useMutation(trpc.booking.startSale.mutationOptions(options)),
+    cancel: useMutation(trpc.booking.cancel.mutationOptions(options)),
+  };
+
+  const byState = actionsForState(booking);
+  const allowed = ACTION_ORDER.filter((a) => {
+    if (!byState[a] || !can(`booking.${a}`)) return false;
+    // an agent cancels only the bookings it created (the command checks this too)
+    if (a === 'cancel' && user.role === 'agent' && booking.createdBy !== user.id) return false;
+    return true;
+  });
+  if (allowed.length === 0) return null;
+
+  const fields: Partial<Record<BookingActionKey, DialogField[]>> = {
+    cancel: [{ name: 'reason', label: t('fields.reason'), required: true, multiline: true }],
+    uploadContract: [{ name: 'document', label: t('fields.contract'), required: true, hint: t('fields.documentHint'), defaultValue: `contract-${booking.id.slice(0, 8)}.pdf` }],
+    uploadReceipt: [{ name: 'document', label: t('fields.receipt'), required: true, hint: t('fields.documentHint'), defaultValue: `receipt-${booking.id.slice(0, 8)}.pdf` }],
+  };
+
+  const run = (action: BookingActionKey, values: Record<string, string>) => {
+    const base = { bookingId: booking.id, expectedVersion: booking.version, idempotencyKey };
+    switch (action) {
+      case 'cancel':
+        return mutations.cancel.mutate({ ...base, reason: values.reason.trim() });
+      case 'uploadContract':
+        return mutations.uploadContract.mutate({ ...base, document: values.document.trim() });
+      case 'uploadReceipt':
+        return mutations.uploadReceipt.mutate({ ...base, document: values.document.trim() });
+      default:
+        return mutations[action].mutate(base);
+    }
+  };
+
+  const current = active ? mutations[active] : null;
+  return (
+    <div className="actions" role="group" aria-label={t('actionsLabel')}>
+      {allowed.map((a) => (
+        <button
+          key={a}
+          type="button"
+          className={`btn ${a === 'cancel' ? 'btn-danger-outline' : 'btn-primary'}`}
+          data-action={a}
+          onClick={() => {
+            mutations[a].reset();
+            setIdempotencyKey(newKey());
+            setActive(a);
+          }}
+        >
+          {t(`actions.${a}`)}
+        </button>
+      ))}
+      <ConfirmDialog
+        open={active !== null}
+        title={active ? t(`confirm.${active}.title`) : ''}
+        message={active ? t(`confirm.${active}.message`) : null}
+        confirmLabel={active ? t(`actions.${active}`) : ''}
+        fields={active ? fields[active] ?? [] : []}
+        danger={active === 'cancel'}
+        pending={current?.isPending}
+        error={current?.error}
+        onConfirm={(values) => active && run(active, values)}
+        onClose={() => setActive(null)}
+      />
+    </div>
+  );
+}
+
+/** A warning shown while a hold the user can act on is about to lapse. */
+export function LapseWarning({ booking }: { booking: BookingDetails }) {
+  const t = useTranslations('booking');
+  const can = useCan();
+  const now = useNow();
+  if (!now) return null;
+  if (booking.status === 'Booked' && booking.bookingExpiresAt && can('booking.extend')) {
+    const left = booking.bookingExpiresAt.getTime() - now;
+    if (left < LAPSE_WARNING_MS) {
+      return (
+        <p className="notice notice-warning" role="alert" data-testid="lapse-warning">
+          {left > 0 ? t('lapseWarning.booked') : t('lapseWarning.bookedOverdue')} <Countdown until={booking.bookingExpiresAt} />
+        </p>
+      );
+    }
+  }
+  if ((booking.status === 'Reserved' || booking.status === 'AwaitingPayment') && (can('booking.confirm') || can('booking.confirmPayment'))) {
+    const left = booking.reserveExpiresAt.getTime() - now;
+    if (left < RESERVE_WARNING_MS) {
+      return (
+        <p className="notice notice-warning" role="alert" data-testid="lapse-warning">
+          {left > 0 ? t('lapseWarning.reserved') : t('lapseWarning.reservedOverdue')} <Countdown until={booking.reserveExpiresAt} />
+        </p>
+      );
+    }
+  }
+  return null;
+}
+
+/** Status, deal, program, payment and timers of one booking. */
+export function BookingSummary({ booking, showLink = true }: { booking: BookingDetails; showLink?: boolean }) {
+  const t = useTranslations('booking');
+  const trpc = useTRPC();
+  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: booking.createdBy ? [booking.createdBy] : [] }, { enabled: !!booking.createdBy, staleTime: 300_000 }));
+  const reserveRunning = booking.status === 'Reserved' || booking.status === 'AwaitingPayment';
+  return (
+    <div className="booking-summary">
+      <div className="summary-head">
+        <span className={`badge booking-${booking.status}`} data-testid="booking-status">{t(`status.${booking.status}`)}</span>
+        {showLink ? (
+          <Link href={`/bookings/${booking.id}`} className="mono small" data-testid="booking-link">
+            {t('openBooking')} {booking.id.slice(0, 8)}
+          </Link>
+        ) : null}
+      </div>
+      <dl className="kv">
+        <dt>{t('deal')}</dt>
+        <dd>
+          {booking.deal.title} <span className="muted small">({t(`dealStatus.${booking.deal.status}`)})</span>
+        </dd>
+        <dt>{t('program')}</dt>
+        <dd>
+          {booking.program.name} · {booking.program.isPaid ? t('paid') : t('free')}
+        </dd>
+        <dt>{t('payment')}</dt>
+        <dd>{t(`paymentStatus.${booking.paymentStatus}`)}</dd>
+        <dt>{t('holder')}</dt>
+        <dd>{booking.createdBy ? names.data?.[booking.createdBy] ?? booking.createdBy.slice(0, 8) : '—'}</dd>
+        <dt>{t('createdAt')}</dt>
+        <dd><Time value={booking.createdAt} /></dd>
+        <dt>{t('reserveExpiresAt')}</dt>
+        <dd>
+          <Time value={booking.reserveExpiresAt} />
+          {reserveRunning ? <> · <Countdown until={booking.reserveExpiresAt} /></> : null}
+        </dd>
+        {booking.bookingExpiresAt ? (
+          <>
+            <dt>{t('bookingExpiresAt')}</dt>
+            <dd>
+              <Time value={booking.bookingExpiresAt} />
+              {booking.status === 'Booked' ? <> · <Countdown until={booking.bookingExpiresAt} /></> : null}
+            </dd>
+          </>
+        ) : null}
+        {booking.closedReason ? (
+          <>
+            <dt>{t('closedReason')}</dt>
+            <dd>{booking.closedReason}</dd>
+          </>
+        ) : null}
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,318 @@
+'use client';
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useTranslations } from 'next-intl';
+import { Countdown } from './countdown';
+import { useFormat, type Format } from './format';
+import { STATUS_GLYPH, type ObjectStatus } from './status';
+import type { RouterOutputs } from './trpc';
+
+export type Grid = RouterOutputs['chessboard']['grid'];
+export type GridCell = Grid['cells'][number];
+
+interface Layout {
+  rows: { floor: number; slots: (GridCell | null)[] }[];
+  sections: { section: number; start: number; width: number }[];
+  totalCols: number;
+  position: Map<string, { row: number; col: number }>;
+}
+
+const byNumber = new Intl.Collator(undefined, { numeric: true });
+
+/**
+ * Floors are rows (top floor first), sections are column groups; inside a section the units of a
+ * floor are ordered by number. A section is as wide as its widest floor; missing units leave gaps.
+ */
+export function buildLayout(grid: Pick<Grid, 'cells' | 'building'>): Layout {
+  const floors = new Set<number>();
+  const sections = new Set<number>();
+  for (let f = 1; f <= grid.building.floors; f++) floors.add(f);
+  for (let s = 1; s <= grid.building.sections; s++) sections.add(s);
+  const bySlot = new Map<string, GridCell[]>();
+  for (const cell of grid.cells) {
+    floors.add(cell.floor);
+    sections.add(cell.section);
+    const key = `${cell.floor}:${cell.section}`;
+    const list = bySlot.get(key);
+    if (list) list.push(cell);
+    else bySlot.set(key, [cell]);
+  }
+  for (const list of bySlot.values()) list.sort((a, b) => byNumber.compare(a.number, b.number));
+  const floorList = [...floors].sort((a, b) => b - a);
+  const sectionList = [...sections].sort((a, b) => a - b);
+  let start = 0;
+  const sectionMeta = sectionList.map((section) => {
+    let width = 1;
+    for (const floor of floorList) width = Math.max(width, bySlot.get(`${floor}:${section}`)?.length ?? 0);
+    const meta = { section, start, width };
+    start += width;
+    return meta;
+  });
+  const position = new Map<string, { row: number; col: number }>();
+  const rows = floorList.map((floor, row) => {
+    const slots: (GridCell | null)[] = new Array(start).fill(null);
+    for (const s of sectionMeta) {
+      (bySlot.get(`${floor}:${s.section}`) ?? []).forEach((cell, i) => {
+        slots[s.start + i] = cell;
+        position.set(cell.id, { row, col: s.start + i });
+      });
+    }
+    return { floor, slots };
+  });
+  return { rows, sections: sectionMeta, totalCols: start, position };
+}
+
+/** WAI-ARIA grid navigation: the target cell id for a key, or null if the key is not a move. */
+export function moveFocus(layout: Layout, fromId: string, key: string, ctrl: boolean): string | null {
+  const at = layout.position.get(fromId);
+  if (!at) return null;
+  const row = layout.rows[at.row].slots;
+  const firstIn = (slots: (GridCell | null)[]) => slots.find(Boolean)?.id ?? null;
+  const lastIn = (slots: (GridCell | null)[]) => [...slots].reverse().find(Boolean)?.id ?? null;
+  const nearestIn = (slots: (GridCell | null)[], col: number) => {
+    for (let d = 0; d < slots.length; d++) {
+      if (slots[col - d]) return slots[col - d]!.id;
+      if (slots[col + d]) return slots[col + d]!.id;
+    }
+    return null;
+  };
+  const vertical = (step: number, count = 1) => {
+    let target: string | null = null;
+    let moved = 0;
+    for (let r = at.row + step; r >= 0 && r < layout.rows.length && moved < count; r += step) {
+      const id = nearestIn(layout.rows[r].slots, at.col);
+      if (id) {
+        target = id;
+        moved++;
+      }
+    }
+    return target;
+  };
+  switch (key) {
+    case 'ArrowRight':
+      return row.slice(at.col + 1).find(Boolean)?.id ?? null;
+    case 'ArrowLeft':
+      return [...row.slice(0, at.col)].reverse().find(Boolean)?.id ?? null;
+    case 'ArrowUp':
+      return vertical(-1);
+    case 'ArrowDown':
+      return vertical(1);
+    case 'PageUp':
+      return vertical(-1, 5);
+    case 'PageDown':
+      return vertical(1, 5);
+    case 'Home':
+      if (!ctrl) return firstIn(row);
+      for (const r of layout.rows) if (firstIn(r.slots)) return firstIn(r.slots);
+      return null;
+    case 'End':
+      if (!ctrl) return lastIn(row);
+      for (const r of [...layout.rows].reverse()) if (lastIn(r.slots)) return lastIn(r.slots);
+      return null;
+    default:
+      return null;
+  }
+}
+
+export interface CellStrings {
+  status: Record<ObjectStatus, string>;
+  statusShort: Record<ObjectStatus, string>;
+  studio: string;
+  roomsShort: (n: number) => string;
+  m2: string;
+  aria: (cell: GridCell) => string;
+}
+
+const Cell = memo(function Cell({
+  cell, colIndex, focused, dimmed, selected, strings, f,
+}: { cell: GridCell; colIndex: number; focused: boolean; dimmed: boolean; selected: boolean; strings: CellStrings; f: Format }) {
+  const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
+  return (
+    <div
+      role="gridcell"
+      aria-colindex={colIndex}
+      tabIndex={focused ? 0 : -1}
+      data-cell-id={cell.id}
+      data-status={cell.status}
+      data-number={cell.number}
+      aria-label={strings.aria(cell)}
+      aria-selected={selected}
+      className={`cell status-${cell.status}${dimmed ? ' cell-dimmed' : ''}${selected ? ' cell-selected' : ''}`}
+    >
+      <div className="cell-top">
+        <span className="cell-number">{cell.number}</span>
+        <span className="cell-status" aria-hidden="true">
+          <span className="glyph">{STATUS_GLYPH[cell.status]}</span>
+          {strings.statusShort[cell.status]}
+        </span>
+      </div>
+      <div className="cell-meta" aria-hidden="true">
+        {cell.rooms === 0 ? strings.studio : strings.roomsShort(cell.rooms)} · {f.area(cell.area)} {strings.m2}
+      </div>
+      <div className="cell-price" aria-hidden="true">{f.compactMoney(cell.price)} ₽</div>
+      {until ? (
+        <div className="cell-timer">
+          <Countdown until={until} compact />
+        </div>
+      ) : null}
+    </div>
+  );
+});
+
+export interface GridFilter {
+  statuses: Set<ObjectStatus>;
+  rooms: Set<number>;
+  priceMin: number | null;
+  priceMax: number | null;
+  areaMin: number | null;
+  areaMax: number | null;
+}
+
+export function cellMatches(cell: GridCell, filter: GridFilter): boolean {
+  if (filter.statuses.size && !filter.statuses.has(cell.status)) return false;
+  if (filter.rooms.size && !filter.rooms.has(Math.min(cell.rooms, 4))) return false;
+  if (filter.priceMin !== null && cell.price < filter.priceMin) return false;
+  if (filter.priceMax !== null && cell.price > filter.priceMax) return false;
+  if (filter.areaMin !== null && cell.area < filter.areaMin) return false;
+  if (filter.areaMax !== null && cell.area > filter.areaMax) return false;
+  return true;
+}
+
+export function ChessboardGrid({
+  grid, filter, selectedId, onOpen, label,
+}: { grid: Grid; filter: GridFilter; selectedId: string | null; onOpen: (id: string) => void; label: string }) {
+  const t = useTranslations('chessboard');
+  const ts = useTranslations('status');
+  const f = useFormat();
+  const layout = useMemo(() => buildLayout(grid), [grid]);
+  const containerRef = useRef<HTMLDivElement>(null);
+  const [focusedId, setFocusedId] = useState<string | null>(null);
+  const moveRequested = useRef(false);
+
+  // the roving tab stop: the selected cell, else the last focused one, else the first cell
+  const tabStop = focusedId && layout.position.has(focusedId)
+    ? focusedId
+    : selectedId && layout.position.has(selectedId)
+      ? selectedId
+      : layout.rows.flatMap((r) => r.slots).find(Boolean)?.id ?? null;
+
+  useEffect(() => {
+    if (!moveRequested.current || !tabStop) return;
+    moveRequested.current = false;
+    const el = containerRef.current?.querySelector<HTMLElement>(`[data-cell-id="${tabStop}"]`);
+    el?.focus();
+    el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [tabStop]);
+
+  const strings = useMemo<CellStrings>(() => {
+    const status = { Free: ts('Free'), Reserved: ts('Reserved'), Booked: ts('Booked'), Sold: ts('Sold'), Hidden: ts('Hidden') };
+    return {
+      status,
+      statusShort: { Free: ts('short.Free'), Reserved: ts('short.Reserved'), Booked: ts('short.Booked'), Sold: ts('short.Sold'), Hidden: ts('short.Hidden') },
+      studio: t('studioShort'),
+      roomsShort: (n) => t('roomsShort', { n }),
+      m2: t('m2'),
+      aria: (cell) => {
+        const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
+        return t('cellAria', {
+          number: cell.number,
+          floor: cell.floor,
+          section: cell.section,
+          rooms: cell.rooms === 0 ? t('studio') : t('rooms', { n: cell.rooms }),
+          area: f.area(cell.area),
+          price: f.money(cell.price),
+          status: status[cell.status],
+          until: until ? t('until', { time: f.dateTime(until) }) : '',
+        });
+      },
+    };
+  }, [t, ts, f]);
+
+  const onKeyDown = useCallback((e: React.KeyboardEvent<HTMLDivElement>) => {
+    const target = (e.target as HTMLElement).closest<HTMLElement>('[data-cell-id]');
+    if (!target) return;
+    const id = target.dataset.cellId!;
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      onOpen(id);
+      return;
+    }
+    const next = moveFocus(layout, id, e.key, e.ctrlKey || e.metaKey);
+    if (next === null && !['ArrowRight', 'ArrowLeft', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown'].includes(e.key)) return;
+    e.preventDefault();
+    if (next && next !== id) {
+      moveRequested.current = true;
+      setFocusedId(next);
+    }
+  }, [layout, onOpen]);
+
+  const onClick = useCallback((e: React.MouseEvent<HTMLDivElement>) => {
+    const target = (e.target as HTMLElement).closest<HTMLElement>('[data-cell-id]');
+    if (!target) return;
+    setFocusedId(target.dataset.cellId!);
+    onOpen(target.dataset.cellId!);
+  }, [onOpen]);
+
+  const onFocus = useCallback((e: React.FocusEvent<HTMLDivElement>) => {
+    const id = (e.target as HTMLElement).dataset?.cellId;
+    if (id) setFocusedId(id);
+  }, []);
+
+  const sectionWidth = (w: number) => `calc(${w} * var(--cell-w) + ${w - 1} * var(--cell-gap))`;
+
+  return (
+    <div className="grid-scroll">
+      <div
+        ref={containerRef}
+        role="grid"
+        aria-label={label}
+        aria-rowcount={layout.rows.length + 1}
+        aria-colcount={layout.totalCols + 1}
+        className="chess-grid"
+        onKeyDown={onKeyDown}
+        onClick={onClick}
+        onFocus={onFocus}
+      >
+        <div role="row" aria-rowindex={1} className="grid-row grid-head">
+          <div role="columnheader" className="floor-head" aria-colindex={1}>{t('floor')}</div>
+          {layout.sections.map((s) => (
+            <div
+              key={s.section}
+              role="columnheader"
+              aria-colindex={s.start + 2}
+              aria-colspan={s.width}
+              className="section-head"
+              style={{ width: sectionWidth(s.width) }}
+            >
+              {t('section', { n: s.section })}
+            </div>
+          ))}
+        </div>
+        {layout.rows.map((row, r) => (
+          <div role="row" key={row.floor} aria-rowindex={r + 2} className="grid-row">
+            <div role="rowheader" className="floor-head" aria-colindex={1}>{row.floor}</div>
+            {layout.sections.map((s) => (
+              <div role="presentation" key={s.section} className="section-group" style={{ width: sectionWidth(s.width) }}>
+                {row.slots.slice(s.start, s.start + s.width).map((cell, i) =>
+                  cell ? (
+                    <Cell
+                      key={cell.id}
+                      cell={cell}
+                      colIndex={s.start + i + 2}
+                      focused={cell.id === tabStop}
+                      selected={cell.id === selectedId}
+                      dimmed={!cellMatches(cell, filter)}
+                      strings={strings}
+                      f={f}
+                    />
+                  ) : (
+                    <div key={`empty-${i}`} className="cell cell-empty" aria-hidden="true" />
+                  ),
+                )}
+              </div>
+            ))}
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,193 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import { usePathname, useRouter, useSearchParams } from 'next/navigation';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { ChessboardGrid, cellMatches, type GridFilter } from './chessboard-grid';
+import { setServerNow } from './clock';
+import { ErrorNotice } from './error-notice';
+import { useLiveEvents } from './live';
+import { ObjectDrawer } from './object-drawer';
+import { OBJECT_STATUSES, STATUS_GLYPH, type ObjectStatus } from './status';
+import { useTRPC } from './trpc';
+
+const ROOM_OPTIONS = [0, 1, 2, 3, 4] as const;
+
+const parseNum = (v: string): number | null => {
+  const n = Number(v.replace(/\s/g, '').replace(',', '.'));
+  return v.trim() === '' || !Number.isFinite(n) ? null : n;
+};
+
+export function ChessboardScreen() {
+  const t = useTranslations('chessboard');
+  const ts = useTranslations('status');
+  const trpc = useTRPC();
+  const router = useRouter();
+  const pathname = usePathname();
+  const params = useSearchParams();
+
+  const setParams = useCallback((patch: Record<string, string | null>) => {
+    const next = new URLSearchParams(params.toString());
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null) next.delete(k);
+      else next.set(k, v);
+    }
+    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
+  }, [params, pathname, router]);
+
+  const projects = useQuery(trpc.chessboard.projects.queryOptions());
+  const projectId = params.get('project') ?? projects.data?.[0]?.id ?? null;
+  const buildings = useQuery(trpc.chessboard.buildings.queryOptions({ projectId: projectId ?? '' }, { enabled: !!projectId }));
+  const buildingId = params.get('building') ?? buildings.data?.[0]?.id ?? null;
+  const grid = useQuery(trpc.chessboard.grid.queryOptions({ buildingId: buildingId ?? '' }, { enabled: !!buildingId }));
+  const objectId = params.get('object');
+  const live = useLiveEvents(buildingId);
+
+  useEffect(() => {
+    if (grid.data) setServerNow(grid.data.serverNow);
+  }, [grid.data]);
+
+  const [statuses, setStatuses] = useState<Set<ObjectStatus>>(new Set());
+  const [rooms, setRooms] = useState<Set<number>>(new Set());
+  const [price, setPrice] = useState({ min: '', max: '' });
+  const [area, setArea] = useState({ min: '', max: '' });
+  const filter = useMemo<GridFilter>(() => ({
+    statuses, rooms,
+    priceMin: parseNum(price.min) === null ? null : parseNum(price.min)! * 1_000_000,
+    priceMax: parseNum(price.max) === null ? null : parseNum(price.max)! * 1_000_000,
+    areaMin: parseNum(area.min), areaMax: parseNum(area.max),
+  }), [statuses, rooms, price, area]);
+  const filtered = filter.statuses.size > 0 || filter.rooms.size > 0 || price.min || price.max || area.min || area.max;
+  const matching = useMemo(() => (grid.data ? grid.data.cells.filter((c) => cellMatches(c, filter)).length : 0), [grid.data, filter]);
+
+  const toggle = <T,>(set: Set<T>, value: T) => {
+    const next = new Set(set);
+    if (next.has(value)) next.delete(value);
+    else next.add(value);
+    return next;
+  };
+
+  const lastOpened = useRef<string | null>(null);
+  const openObject = useCallback((id: string) => {
+    lastOpened.current = id;
+    setParams({ object: id });
+  }, [setParams]);
+  const closeDrawer = useCallback(() => {
+    setParams({ object: null });
+    // return focus to the cell the drawer was opened from
+    const id = lastOpened.current ?? objectId;
+    requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-cell-id="${id}"]`)?.focus());
+  }, [setParams, objectId]);
+
+  const building = buildings.data?.find((b) => b.id === buildingId);
+  const project = projects.data?.find((p) => p.id === projectId);
+
+  return (
+    <div className={`chessboard-page${objectId ? ' with-drawer' : ''}`}>
+      <div className="toolbar">
+        <h1 className="page-title">{t('title')}</h1>
+        <label className="field-inline">
+          <span>{t('project')}</span>
+          <select
+            value={projectId ?? ''}
+            onChange={(e) => setParams({ project: e.target.value, building: null, object: null })}
+            disabled={!projects.data?.length}
+            data-testid="project-select"
+          >
+            {projects.data?.map((p) => (
+              <option key={p.id} value={p.id}>{p.name}</option>
+            ))}
+          </select>
+        </label>
+        <label className="field-inline">
+          <span>{t('building')}</span>
+          <select
+            value={buildingId ?? ''}
+            onChange={(e) => setParams({ building: e.target.value, object: null })}
+            disabled={!buildings.data?.length}
+            data-testid="building-select"
+          >
+            {buildings.data?.map((b) => (
+              <option key={b.id} value={b.id}>{b.name}</option>
+            ))}
+          </select>
+        </label>
+        <span className={`live live-${live}`} role="status" data-testid="live-state" title={t(`live.${live}Hint`)}>
+          <span aria-hidden="true">●</span> {t(`live.${live}`)}
+        </span>
+      </div>
+
+      <ErrorNotice error={projects.error ?? buildings.error ?? grid.error} />
+      {projects.data && projects.data.length === 0 ? <p className="empty-state">{t('noProjects')}</p> : null}
+
+      <div className="filters" role="group" aria-label={t('filters')}>
+        <div className="legend" role="group" aria-label={t('legend')}>
+          {OBJECT_STATUSES.map((s) => (
+            <button
+              key={s}
+              type="button"
+              className={`legend-item status-${s}`}
+              aria-pressed={statuses.has(s)}
+              onClick={() => setStatuses((cur) => toggle(cur, s))}
+              data-testid={`legend-${s}`}
+            >
+              <span className="legend-swatch" aria-hidden="true">{STATUS_GLYPH[s]}</span>
+              <span>{ts(s)}</span>
+              <span className="legend-count">{grid.data ? grid.data.counts[s] : '–'}</span>
+            </button>
+          ))}
+          <span className="legend-item legend-overdue" title={t('overdueHint')}>
+            <span className="legend-swatch" aria-hidden="true">⚠</span>
+            <span>{t('overdue')}</span>
+          </span>
+        </div>
+        <div className="filter-row">
+          <div className="chips" role="group" aria-label={t('roomsFilter')}>
+            <span className="filter-label">{t('roomsFilter')}</span>
+            {ROOM_OPTIONS.map((n) => (
+              <button key={n} type="button" className="chip" aria-pressed={rooms.has(n)} onClick={() => setRooms((cur) => toggle(cur, n))}>
+                {n === 0 ? t('studioShort') : n === 4 ? '4+' : n}
+              </button>
+            ))}
+          </div>
+          <fieldset className="range">
+            <legend className="filter-label">{t('priceFilter')}</legend>
+            <input inputMode="decimal" aria-label={t('priceMin')} placeholder={t('from')} value={price.min} onChange={(e) => setPrice((p) => ({ ...p, min: e.target.value }))} />
+            <span aria-hidden="true">–</span>
+            <input inputMode="decimal" aria-label={t('priceMax')} placeholder={t('to')} value={price.max} onChange={(e) => setPrice((p) => ({ ...p, max: e.target.value }))} />
+          </fieldset>
+          <fieldset className="range">
+            <legend className="filter-label">{t('areaFilter')}</legend>
+            <input inputMode="decimal" aria-label={t('areaMin')} placeholder={t('from')} value={area.min} onChange={(e) => setArea((p) => ({ ...p, min: e.target.value }))} />
+            <span aria-hidden="true">–</span>
+            <input inputMode="decimal" aria-label={t('areaMax')} placeholder={t('to')} value={area.max} onChange={(e) => setArea((p) => ({ ...p, max: e.target.value }))} />
+          </fieldset>
+          <span className="muted small match-count" aria-live="polite">
+            {grid.data ? (filtered ? t('matching', { n: matching, total: grid.data.total }) : t('total', { total: grid.data.total })) : ''}
+          </span>
+          {filtered ? (
+            <button type="button" className="btn btn-small" onClick={() => { setStatuses(new Set()); setRooms(new Set()); setPrice({ min: '', max: '' }); setArea({ min: '', max: '' }); }}>
+              {t('resetFilters')}
+            </button>
+          ) : null}
+        </div>
+      </div>
+
+      <div className="board-area">
+        {grid.isPending && buildingId ? <div className="grid-skeleton" aria-busy="true">{t('loading')}</div> : null}
+        {!buildingId && buildings.data && buildings.data.length === 0 ? <p className="empty-state">{t('noBuildings')}</p> : null}
+        {grid.data && grid.data.cells.length === 0 ? <p className="empty-state">{t('noObjects')}</p> : null}
+        {grid.data && grid.data.cells.length > 0 ? (
+          <ChessboardGrid
+            grid={grid.data}
+            filter={filter}
+            selectedId={objectId}
+            onOpen={openObject}
+            label={t('gridLabel', { project: project?.name ?? '', building: building?.name ?? grid.data.building.name })}
+          />
+        ) : null}
+      </div>
+      {objectId ? <ObjectDrawer key={objectId} objectId={objectId} onClose={closeDrawer} /> : null}
+    </div>
+  );
+}

@@ -1,0 +1,91 @@
+'use client';
+import { useTranslations } from 'next-intl';
+import { useEffect, useId, useRef, useState } from 'react';
+import { ErrorNotice } from './error-notice';
+
+export interface DialogField {
+  name: string;
+  label: string;
+  required?: boolean;
+  multiline?: boolean;
+  defaultValue?: string;
+  hint?: string;
+}
+
+/**
+ * Every command asks for confirmation in a modal <dialog> (native focus trap, Escape closes, focus
+ * returns to the opener). Fields such as the cancel reason are required before the button enables.
+ */
+export function ConfirmDialog({
+  open, title, message, confirmLabel, fields = [], danger = false, pending = false, error, onConfirm, onClose,
+}: {
+  open: boolean;
+  title: string;
+  message?: React.ReactNode;
+  confirmLabel: string;
+  fields?: DialogField[];
+  danger?: boolean;
+  pending?: boolean;
+  error?: unknown;
+  onConfirm: (values: Record<string, string>) => void;
+  onClose: () => void;
+}) {
+  const t = useTranslations('dialog');
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const [values, setValues] = useState<Record<string, string>>({});
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) {
+      setValues(Object.fromEntries(fields.map((f) => [f.name, f.defaultValue ?? ''])));
+      dialog.showModal();
+    } else if (!open && dialog.open) {
+      dialog.close();
+    }
+    // fields are static per dialog; re-running on their identity would reset what the user typed
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [open]);
+
+  const missing = fields.some((f) => f.required && !(values[f.name] ?? '').trim());
+
+  return (
+    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
+      <form
+        method="dialog"
+        className="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!missing && !pending) onConfirm(values);
+        }}
+      >
+        <h2 id={titleId}>{title}</h2>
+        {message ? <div className="dialog-message">{message}</div> : null}
+        {fields.map((f) => (
+          <label key={f.name} className="field">
+            <span>
+              {f.label}
+              {f.required ? <span className="required" aria-hidden="true"> *</span> : null}
+            </span>
+            {f.multiline ? (
+              <textarea name={f.name} required={f.required} rows={3} maxLength={500} value={values[f.name] ?? ''} onChange={(e) => setValues((v) => ({ ...v, [f.name]: e.target.value }))} />
+            ) : (
+              <input name={f.name} required={f.required} maxLength={500} value={values[f.name] ?? ''} onChange={(e) => setValues((v) => ({ ...v, [f.name]: e.target.value }))} />
+            )}
+            {f.hint ? <small className="muted">{f.hint}</small> : null}
+          </label>
+        ))}
+        <ErrorNotice error={error} />
+        <div className="dialog-actions">
+          <button type="button" className="btn" onClick={onClose} disabled={pending}>
+            {t('cancel')}
+          </button>
+          <button type="submit" className={`btn ${danger ? 'btn-danger' : 'btn-primary'}`} disabled={missing || pending} data-testid="dialog-confirm">
+            {pending ? t('working') : confirmLabel}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

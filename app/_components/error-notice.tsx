@@ -1,0 +1,29 @@
+'use client';
+import { TRPCClientError } from '@trpc/client';
+import { useTranslations } from 'next-intl';
+
+/** domainCode (stable, from the server) → plain words from the dictionary; never a stack trace. */
+export function useErrorText() {
+  const t = useTranslations('errors');
+  return (error: unknown): string => {
+    if (!error) return '';
+    if (error instanceof TRPCClientError) {
+      const data = error.data as { domainCode?: string | null; code?: string } | undefined;
+      const domain = data?.domainCode;
+      if (domain && t.has(`domain.${domain}`)) return t(`domain.${domain}`);
+      if (data?.code && t.has(`code.${data.code}`)) return t(`code.${data.code}`);
+      if (/fetch|network/i.test(error.message)) return t('network');
+    }
+    return t('generic');
+  };
+}
+
+export function ErrorNotice({ error, className = '' }: { error: unknown; className?: string }) {
+  const text = useErrorText();
+  if (!error) return null;
+  return (
+    <p role="alert" className={`notice notice-error ${className}`}>
+      {text(error)}
+    </p>
+  );
+}

@@ -1,0 +1,62 @@
+'use client';
+import { useLocale } from 'next-intl';
+import { useMemo } from 'react';
+
+/**
+ * Locale-aware formatting with Intl. Times are shown in the browser's (the user's) time zone; the UTC
+ * value goes into the `title` so it shows on hover. Money is RUB.
+ */
+export function makeFormat(locale: string) {
+  const tag = locale === 'en' ? 'en-US' : 'ru-RU';
+  const money = new Intl.NumberFormat(tag, { style: 'currency', currency: 'RUB', maximumFractionDigits: 0 });
+  const compactMoney = new Intl.NumberFormat(tag, { notation: 'compact', maximumFractionDigits: 2 });
+  const number1 = new Intl.NumberFormat(tag, { maximumFractionDigits: 1 });
+  const integer = new Intl.NumberFormat(tag);
+  const dateTime = new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'short' });
+  const dateTimeSeconds = new Intl.DateTimeFormat(tag, { dateStyle: 'short', timeStyle: 'medium' });
+  const timeOnly = new Intl.DateTimeFormat(tag, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const preciseTime = new Intl.DateTimeFormat(tag, { day: '2-digit', month: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hour12: false });
+  return {
+    locale,
+    money: (n: number) => money.format(n),
+    compactMoney: (n: number) => compactMoney.format(n),
+    area: (n: number) => number1.format(n),
+    integer: (n: number) => integer.format(n),
+    dateTime: (d: Date) => dateTime.format(d),
+    dateTimeSeconds: (d: Date) => dateTimeSeconds.format(d),
+    time: (d: Date) => timeOnly.format(d),
+    /** day.month hh:mm:ss.mmm — for saga hops that happen within one second */
+    precise: (d: Date) => preciseTime.format(d),
+    utc: (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 23)} UTC`,
+    /** ms → "250 ms" / "1.2 s" / "3 min 4 s" / "2 h 5 min" (units from the dictionary) */
+    duration: (ms: number, u: { ms: string; s: string; min: string; h: string; d: string }) => {
+      const abs = Math.abs(ms);
+      const sign = ms < 0 ? '−' : '';
+      if (abs < 1000) return `${sign}${integer.format(Math.round(abs))} ${u.ms}`;
+      if (abs < 60_000) return `${sign}${number1.format(abs / 1000)} ${u.s}`;
+      if (abs < 3600_000) return `${sign}${Math.floor(abs / 60_000)} ${u.min} ${Math.floor((abs % 60_000) / 1000)} ${u.s}`;
+      if (abs < 86_400_000) return `${sign}${Math.floor(abs / 3600_000)} ${u.h} ${Math.floor((abs % 3600_000) / 60_000)} ${u.min}`;
+      return `${sign}${Math.floor(abs / 86_400_000)} ${u.d} ${Math.floor((abs % 86_400_000) / 3600_000)} ${u.h}`;
+    },
+  };
+}
+
+export type Format = ReturnType<typeof makeFormat>;
+
+export function useFormat(): Format {
+  const locale = useLocale();
+  return useMemo(() => makeFormat(locale), [locale]);
+}
+
+/** Countdown text: "1d 02:03:04", "02:03:04", "03:04"; negative = overdue. */
+export function countdownText(ms: number, dayUnit: string): string {
+  const abs = Math.abs(ms);
+  const total = Math.floor(abs / 1000);
+  const d = Math.floor(total / 86_400);
+  const h = Math.floor((total % 86_400) / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const body = d > 0 ? `${d}${dayUnit} ${pad(h)}:${pad(m)}:${pad(s)}` : h > 0 ? `${pad(h)}:${pad(m)}:${pad(s)}` : `${pad(m)}:${pad(s)}`;
+  return ms < 0 ? `−${body}` : body;
+}

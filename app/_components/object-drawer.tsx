@@ -1,0 +1,286 @@
+'use client';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import Link from 'next/link';
+import { useEffect, useId, useRef, useState } from 'react';
+import { BookingActions, BookingSummary, LapseWarning, useInvalidateAll } from './booking-panel';
+import { ConfirmDialog } from './confirm-dialog';
+import { Countdown } from './countdown';
+import { ErrorNotice } from './error-notice';
+import { useFormat } from './format';
+import { useCan } from './session';
+import { ACTIVE_BOOKING_STATUSES, STATUS_GLYPH } from './status';
+import { Time } from './time';
+import { useTRPC, type RouterOutputs } from './trpc';
+
+type ObjectDetails = RouterOutputs['chessboard']['object'];
+
+export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose: () => void }) {
+  const t = useTranslations('drawer');
+  const ts = useTranslations('status');
+  const trpc = useTRPC();
+  const f = useFormat();
+  const headingId = useId();
+  const headingRef = useRef<HTMLHeadingElement>(null);
+
+  const object = useQuery(trpc.chessboard.object.queryOptions({ propertyObjectId: objectId }));
+  const bookings = useQuery(trpc.booking.list.queryOptions({ propertyObjectId: objectId, pageSize: 5, sort: 'createdAt', direction: 'desc' }));
+  const activeBooking = bookings.data?.items.find((b) => ACTIVE_BOOKING_STATUSES.includes(b.status)) ?? null;
+  const details = useQuery(trpc.booking.byId.queryOptions({ bookingId: activeBooking?.id ?? '' }, { enabled: !!activeBooking }));
+
+  useEffect(() => {
+    headingRef.current?.focus();
+  }, [objectId]);
+
+  const o = object.data?.object;
+  return (
+    <aside
+      className="drawer"
+      role="dialog"
+      aria-modal="false"
+      aria-labelledby={headingId}
+      data-testid="object-drawer"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && !(e.target as HTMLElement).closest('dialog')) {
+          e.stopPropagation();
+          onClose();
+        }
+      }}
+    >
+      <div className="drawer-head">
+        <h2 id={headingId} ref={headingRef} tabIndex={-1}>
+          {o ? t('title', { number: o.number }) : t('loading')}
+        </h2>
+        <button type="button" className="btn btn-small" onClick={onClose} aria-label={t('close')}>
+          ✕
+        </button>
+      </div>
+      {object.isPending ? <p className="muted">{t('loading')}</p> : null}
+      <ErrorNotice error={object.error} />
+      {o ? (
+        <div className="drawer-body">
+          <section aria-label={t('details')}>
+            <p className="muted small">
+              {o.projectName} · {o.buildingName}
+            </p>
+            <p>
+              <span className={`badge status-badge status-${o.status}`} data-testid="object-status">
+                <span aria-hidden="true">{STATUS_GLYPH[o.status]} </span>
+                {ts(o.status)}
+              </span>{' '}
+              {o.status === 'Reserved' && o.reservedUntil ? <Countdown until={o.reservedUntil} /> : null}
+              {o.status === 'Booked' && o.bookedUntil ? <Countdown until={o.bookedUntil} /> : null}
+            </p>
+            <dl className="kv">
+              <dt>{t('floor')}</dt>
+              <dd>{o.floor}</dd>
+              <dt>{t('section')}</dt>
+              <dd>{o.section}</dd>
+              <dt>{t('rooms')}</dt>
+              <dd>{o.rooms === 0 ? t('studio') : o.rooms}</dd>
+              <dt>{t('area')}</dt>
+              <dd>{f.area(o.area)} {t('m2')}</dd>
+              <dt>{t('price')}</dt>
+              <dd>{f.money(o.price)}</dd>
+              <dt>{t('pricePerM2')}</dt>
+              <dd>{f.money(Math.round(o.price / o.area))}</dd>
+              <dt>{t('statusSource')}</dt>
+              <dd>{t(`source.${o.statusSource}`)}</dd>
+              <dt>{t('statusChangedAt')}</dt>
+              <dd><Time value={o.statusChangedAt} /></dd>
+            </dl>
+          </section>
+
+          <section aria-labelledby={`${headingId}-booking`} className="drawer-section">
+            <h3 id={`${headingId}-booking`}>{t('currentBooking')}</h3>
+            {bookings.isPending ? <p className="muted">{t('loading')}</p> : null}
+            <ErrorNotice error={bookings.error ?? details.error} />
+            {activeBooking && details.data ? (
+              <>
+                <LapseWarning booking={details.data} />
+                <BookingSummary booking={details.data} />
+                <BookingActions booking={details.data} />
+              </>
+            ) : null}
+            {activeBooking && details.isPending ? <p className="muted">{t('loading')}</p> : null}
+            {!bookings.isPending && !activeBooking ? <p className="muted">{t('noActiveBooking')}</p> : null}
+            {!bookings.isPending && !activeBooking && o.status === 'Free' ? <CreateBooking object={o} /> : null}
+            {(o.status === 'Reserved' || o.status === 'Booked') ? <ReleaseHold object={o} /> : null}
+            {bookings.data && bookings.data.items.some((b) => b.id !== activeBooking?.id) ? (
+              <details className="past-bookings">
+                <summary>{t('pastBookings')}</summary>
+                <ul className="plain-list">
+                  {bookings.data.items.filter((b) => b.id !== activeBooking?.id).map((b) => (
+                    <li key={b.id}>
+                      <Link href={`/bookings/${b.id}`} className="mono small">{b.id.slice(0, 8)}</Link>{' '}
+                      <BookingStatusText status={b.status} /> · <Time value={b.createdAt} />
+                    </li>
+                  ))}
+                </ul>
+              </details>
+            ) : null}
+          </section>
+
+          <section aria-labelledby={`${headingId}-history`} className="drawer-section">
+            <h3 id={`${headingId}-history`}>{t('history')}</h3>
+            <StatusHistory history={object.data!.history} />
+          </section>
+        </div>
+      ) : null}
+    </aside>
+  );
+}
+
+function BookingStatusText({ status }: { status: string }) {
+  const t = useTranslations('booking');
+  return <span>{t(`status.${status}`)}</span>;
+}
+
+function StatusHistory({ history }: { history: ObjectDetails['history'] }) {
+  const t = useTranslations('drawer');
+  const ts = useTranslations('status');
+  const trpc = useTRPC();
+  const actorIds = [...new Set(history.map((h) => h.actorId).filter((id): id is string => !!id && /^[0-9a-f-]{36}$/i.test(id)))];
+  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: actorIds }, { enabled: actorIds.length > 0, staleTime: 300_000 }));
+  if (history.length === 0) return <p className="muted">{t('noHistory')}</p>;
+  const statusName = (s: string) => (ts.has(s) ? ts(s) : s);
+  return (
+    <ol className="history" data-testid="status-history">
+      {history.map((h) => (
+        <li key={h.id}>
+          <div>
+            <strong>{statusName(h.fromStatus)} → {statusName(h.toStatus)}</strong>{' '}
+            <span className="muted small">{t(`source.${h.statusSource}`)}</span>
+          </div>
+          <div className="small">
+            <Time value={h.at} />
+            {h.actorId ? <> · {names.data?.[h.actorId] ?? h.actorId}</> : null}
+            {h.bookingId ? (
+              <>
+                {' · '}
+                <Link href={`/bookings/${h.bookingId}`} className="mono">{t('bookingLink', { id: h.bookingId.slice(0, 8) })}</Link>
+              </>
+            ) : null}
+          </div>
+          {h.reason ? <div className="small muted">{h.reason}</div> : null}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
+  const t = useTranslations('drawer');
+  const tb = useTranslations('booking');
+  const trpc = useTRPC();
+  const can = useCan();
+  const invalidate = useInvalidateAll();
+  const [dealId, setDealId] = useState('');
+  const [programId, setProgramId] = useState('');
+  const [confirming, setConfirming] = useState(false);
+  const [idempotencyKey, setIdempotencyKey] = useState(() => `ui:${crypto.randomUUID()}`);
+  const enabled = can('booking.create');
+  const deals = useQuery(trpc.deal.list.queryOptions({ status: ['Application', 'Booking'], tenantId: object.tenantId, pageSize: 100 }, { enabled }));
+  const programs = useQuery(trpc.booking.programs.queryOptions({ tenantId: object.tenantId }, { enabled }));
+  const create = useMutation(trpc.booking.create.mutationOptions({
+    onSuccess: () => {
+      setConfirming(false);
+      void invalidate();
+    },
+  }));
+  if (!enabled) return null;
+  const deal = deals.data?.items.find((d) => d.id === dealId);
+  const program = programs.data?.find((p) => p.id === programId);
+  return (
+    <>
+    <form
+      className="form create-booking"
+      aria-label={t('createBooking')}
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!dealId || !programId) return;
+        create.reset();
+        setIdempotencyKey(`ui:${crypto.randomUUID()}`);
+        setConfirming(true);
+      }}
+    >
+      <h4>{t('createBooking')}</h4>
+      <label className="field">
+        <span>{t('deal')}</span>
+        <select name="dealId" value={dealId} onChange={(e) => setDealId(e.target.value)} required>
+          <option value="">{deals.isPending ? t('loading') : t('pickDeal')}</option>
+          {deals.data?.items.map((d) => (
+            <option key={d.id} value={d.id}>
+              {d.title} ({tb(`dealStatus.${d.status}`)})
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>{t('program')}</span>
+        <select name="programId" value={programId} onChange={(e) => setProgramId(e.target.value)} required>
+          <option value="">{programs.isPending ? t('loading') : t('pickProgram')}</option>
+          {programs.data?.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name} · {p.isPaid ? tb('paid') : tb('free')} · {t('programTerms', { minutes: p.reserveDurationMinutes, hours: p.bookingDurationHours })}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ErrorNotice error={deals.error ?? programs.error} />
+      <button type="submit" className="btn btn-primary" disabled={!dealId || !programId} data-action="create">
+        {tb('actions.create')}
+      </button>
+    </form>
+      {/* outside the form: a <form> inside a <form> is invalid and would submit both */}
+      <ConfirmDialog
+        open={confirming}
+        title={tb('confirm.create.title')}
+        message={tb('confirm.create.message', { number: object.number, deal: deal?.title ?? '', program: program?.name ?? '' })}
+        confirmLabel={tb('actions.create')}
+        pending={create.isPending}
+        error={create.error}
+        onConfirm={() => create.mutate({ dealId, programId, propertyObjectId: object.id, idempotencyKey })}
+        onClose={() => setConfirming(false)}
+      />
+    </>
+  );
+}
+
+/**
+ * Ops/PIN manager: release a stuck hold by hand (reason required). Shown only when the chessboard
+ * router offers the command (the chessboard write side provides `releaseHoldManually`).
+ */
+function ReleaseHold({ object }: { object: ObjectDetails['object'] }) {
+  const t = useTranslations('drawer');
+  const trpc = useTRPC();
+  const can = useCan();
+  const invalidate = useInvalidateAll();
+  const [open, setOpen] = useState(false);
+  const release = useMutation(trpc.chessboard.releaseHold.mutationOptions({
+    onSuccess: () => {
+      setOpen(false);
+      void invalidate();
+    },
+  }));
+  if (!can('chessboard.releaseHold')) return null;
+  return (
+    <div className="ops-actions">
+      <button type="button" className="btn btn-danger-outline" data-action="releaseHold" onClick={() => { release.reset(); setOpen(true); }}>
+        {t('releaseHold')}
+      </button>
+      <ConfirmDialog
+        open={open}
+        title={t('releaseHoldTitle')}
+        message={t('releaseHoldMessage', { number: object.number })}
+        confirmLabel={t('releaseHold')}
+        danger
+        fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
+        pending={release.isPending}
+        error={release.error}
+        onConfirm={(v) => release.mutate({ propertyObjectId: object.id, reason: v.reason.trim() })}
+        onClose={() => setOpen(false)}
+      />
+    </div>
+  );
+}

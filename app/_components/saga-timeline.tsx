@@ -1,0 +1,164 @@
+'use client';
+import type { UseQueryResult } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import { useNow } from './clock';
+import { ErrorNotice } from './error-notice';
+import { useFormat } from './format';
+import { Time } from './time';
+import type { RouterOutputs } from './trpc';
+
+type Timeline = RouterOutputs['ops']['bookingTimeline'];
+type Step = Timeline['steps'][number];
+type Chain = Step['chains'][number];
+type Hop = Chain['hops'][number];
+
+const STATE_GLYPH: Record<Hop['state'], string> = { done: '✓', pending: '…', failed: '✕', skipped: '–' };
+
+const shortTopic = (topic: string) => topic.replace(/^pin\.(crm|chessboard)\./, '').replace(/\.v\d+$/, '');
+
+function download(name: string, data: unknown) {
+  const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/**
+ * The saga of one booking as a time strip per message chain (command → outbox → Kafka → chessboard →
+ * status-changed → Kafka → catalog): each hop's width is its latency from the previous one, failures
+ * in a strong colour, pending hops hatched. Raw rows per hop; the whole history exports as JSON.
+ */
+export function SagaTimelineView({ bookingId, query }: { bookingId: string; query: UseQueryResult<Timeline, unknown> }) {
+  const t = useTranslations('saga');
+  const data = query.data;
+  return (
+    <div className="saga" data-testid="saga-timeline">
+      <div className="saga-head">
+        <h2>{t('title')}</h2>
+        {data ? (
+          <span className={`badge ${data.hasFailures ? 'hop-failed' : data.hasPending ? 'hop-pending' : 'hop-done'}`} data-testid="saga-state">
+            {data.hasFailures ? t('hasFailures') : data.hasPending ? t('hasPending') : t('complete')}
+          </span>
+        ) : null}
+        {query.isFetching ? <span className="muted small" aria-live="polite">{t('refreshing')}</span> : null}
+        <button
+          type="button"
+          className="btn btn-small"
+          disabled={!data}
+          onClick={() => data && download(`booking-${bookingId}-saga.json`, data)}
+          data-testid="export-json"
+        >
+          {t('export')}
+        </button>
+      </div>
+      <ErrorNotice error={query.error} />
+      {query.isPending ? <p className="muted">{t('loading')}</p> : null}
+      {data && data.steps.length === 0 ? <p className="empty-state">{t('empty')}</p> : null}
+      <ol className="saga-steps">
+        {data?.steps.map((step) => <StepView key={step.key} step={step} />)}
+      </ol>
+    </div>
+  );
+}
+
+function StepView({ step }: { step: Step }) {
+  const t = useTranslations('saga');
+  const tb = useTranslations('booking');
+  const c = step.command;
+  const statusName = (s: string | null) => (s ? (tb.has(`status.${s}`) ? tb(`status.${s}`) : s) : '∅');
+  return (
+    <li className="saga-step" data-step={step.key}>
+      <div className="step-head">
+        {c ? (
+          <>
+            <strong>{t.has(`action.${c.action}`) ? t(`action.${c.action}`) : c.action}</strong>{' '}
+            <span>{statusName(c.fromStatus)} → {statusName(c.toStatus)}</span>{' '}
+            <span className="muted small">
+              {c.actorType === 'system' ? t('system', { id: c.actorId }) : c.actorName ?? c.actorId} · <Time value={c.at} seconds /> · v{c.bookingVersion}
+            </span>
+            {c.reason ? <div className="small muted">{c.reason}</div> : null}
+            <RawJson value={c.raw} />
+          </>
+        ) : step.key.startsWith('release:') ? (
+          <strong className="hop-failed-text">{t('safetyNet')}</strong>
+        ) : (
+          <strong>{t('unattributed')}</strong>
+        )}
+      </div>
+      {step.chains.length === 0 && c ? <p className="muted small">{t('noEvents')}</p> : null}
+      {step.chains.map((chain) => (
+        <ChainView key={chain.messageId} chain={chain} startAt={c?.at ?? null} />
+      ))}
+    </li>
+  );
+}
+
+function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
+  const t = useTranslations('saga');
+  const f = useFormat();
+  const now = useNow();
+  const units = { ms: t('units.ms'), s: t('units.s'), min: t('units.min'), h: t('units.h'), d: t('units.d') };
+  const first = startAt ?? chain.hops.find((h) => h.at)?.at ?? null;
+  const pending = chain.hops.some((h) => h.state === 'pending');
+  const times = chain.hops.map((h) => h.at?.getTime() ?? null).filter((x): x is number => x !== null);
+  const lastDone = times.length ? Math.max(...times) : first?.getTime() ?? 0;
+  const end = pending && now ? Math.max(now, lastDone) : lastDone;
+  const span = Math.max(1, end - (first?.getTime() ?? end));
+  // segment widths: each hop's latency share, with a floor so instant hops stay visible
+  let prev = first?.getTime() ?? null;
+  const segments = chain.hops.map((h) => {
+    const at = h.at?.getTime() ?? (h.state === 'pending' ? end : null);
+    const width = at !== null && prev !== null ? Math.max(at - prev, 0) / span : 0;
+    if (at !== null) prev = at;
+    return { hop: h, share: h.state === 'skipped' ? 0 : Math.max(width, 0.04) };
+  }).filter((s) => s.share > 0);
+
+  return (
+    <div className="chain" data-message-id={chain.messageId}>
+      <div className="chain-head small">
+        <span className="topic">{shortTopic(chain.topic)}</span> <span className="mono muted">{chain.messageId.slice(0, 8)}</span>
+        {first ? <span className="muted"> · {f.duration(span, units)}</span> : null}
+      </div>
+      <div className="strip" role="img" aria-label={t('stripLabel', { topic: shortTopic(chain.topic) })}>
+        {segments.map(({ hop, share }) => (
+          <div
+            key={hop.key}
+            className={`strip-seg hop-${hop.state}`}
+            style={{ flexGrow: share }}
+            title={`${t(`hop.${hop.kind}`)} · ${t(`state.${hop.state}`)}${hop.latencyMs !== null ? ` · ${hop.latencyMs >= 0 ? '+' : ''}${f.duration(hop.latencyMs, units)}` : ''}`}
+          />
+        ))}
+      </div>
+      <ol className="hops">
+        {chain.hops.map((hop) => (
+          <li key={hop.key} className={`hop hop-row-${hop.state}`} data-kind={hop.kind} data-state={hop.state}>
+            <span className={`hop-state hop-${hop.state}`} aria-hidden="true">{STATE_GLYPH[hop.state]}</span>
+            <span className="hop-name">{t(`hop.${hop.kind}`)}</span>
+            <span className="hop-state-text small">{t(`state.${hop.state}`)}</span>
+            <span className="hop-time small">{hop.at ? <Time value={hop.at} precise /> : '—'}</span>
+            <span className="hop-latency small mono" title={hop.latencyMs !== null && hop.latencyMs < 0 ? t('negativeLatency') : undefined}>
+              {hop.latencyMs !== null ? `${hop.latencyMs >= 0 ? '+' : ''}${f.duration(hop.latencyMs, units)}` : ''}
+            </span>
+            <span className="hop-detail small muted">{hop.detail ?? ''}</span>
+            {hop.raw ? <RawJson value={hop.raw} /> : null}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function RawJson({ value }: { value: unknown }) {
+  const t = useTranslations('saga');
+  return (
+    <details className="raw-json">
+      <summary>{t('raw')}</summary>
+      <pre>{JSON.stringify(value, null, 2)}</pre>
+    </details>
+  );
+}

@@ -1,0 +1,38 @@
+import { getServices } from '@/server/platform/services';
+import { sessionCookie } from '@/server/auth/session';
+import { signIn } from '@/server/auth/sign-in';
+import { isAppError } from '@/server/platform/errors';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+/**
+ * No-JavaScript fallback of the sign-in form (the form posts here until the page is hydrated; with
+ * JavaScript it uses auth.signIn). Same rules: rate limits, same answer for unknown e-mail and wrong
+ * password. Credentials travel only in the POST body, never in a URL.
+ */
+export async function POST(req: Request): Promise<Response> {
+  const services = getServices();
+  const origin = req.headers.get('origin');
+  const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
+  if (origin && host && new URL(origin).host !== host) return new Response('Cross-origin request refused', { status: 403 });
+  const back = (path: string, cookie?: string) =>
+    new Response(null, { status: 303, headers: { location: path, ...(cookie ? { 'set-cookie': cookie } : {}) } });
+  const form = await req.formData().catch(() => null);
+  const email = String(form?.get('email') ?? '').trim();
+  const password = String(form?.get('password') ?? '');
+  if (!email || !password || email.length > 254 || password.length > 200) return back('/login?error=VALIDATION_ERROR');
+  try {
+    const { token, expiresAt } = await signIn(services.database.db, {
+      email,
+      password,
+      ip: req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? '127.0.0.1',
+      ttlHours: services.env.SESSION_TTL_HOURS,
+    });
+    return back('/chessboard', sessionCookie(token, expiresAt, services.env.NODE_ENV === 'production'));
+  } catch (e) {
+    if (isAppError(e)) return back(`/login?error=${encodeURIComponent(e.code)}`);
+    services.logger.error({ err: { message: (e as Error).message } }, 'sign-in fallback failed');
+    return back('/login?error=INTERNAL');
+  }
+}

@@ -1,0 +1,45 @@
+import { expect, test } from '@playwright/test';
+import { cell, openBuildingOf, paidBookingWithReceipt, signIn, snap, USERS } from './helpers';
+
+test('a developer manager confirms the payment of a paid booking: the cell turns Booked live, extend grows the countdown, the booking page shows the saga', async ({ page, baseURL }, testInfo) => {
+  await signIn(page, USERS.devManager);
+  const booking = await paidBookingWithReceipt(baseURL!, page.request);
+  await openBuildingOf(page, booking.propertyObjectId);
+  const target = cell(page, booking.propertyObjectId);
+  await expect(target).toHaveAttribute('data-status', 'Reserved');
+  await expect(page.getByTestId('live-state')).toHaveClass(/live-live/);
+  await snap(page, testInfo, 'chessboard');
+
+  // a marker that a reload would wipe: the update must arrive live
+  await page.evaluate(() => { (window as unknown as { __noReload: boolean }).__noReload = true; });
+  await target.click();
+  const drawer = page.getByTestId('object-drawer');
+  await expect(drawer.getByTestId('booking-status')).toHaveText('Ожидает оплаты');
+  await expect(drawer.getByTestId('status-history')).toBeVisible();
+  await snap(page, testInfo, 'drawer');
+
+  await drawer.locator('[data-action=confirmPayment]').click();
+  await expect(page.getByRole('dialog', { name: 'Подтвердить оплату?' })).toBeVisible();
+  await page.getByTestId('dialog-confirm').click();
+  await expect(target).toHaveAttribute('data-status', 'Booked', { timeout: 20_000 });
+  await expect(target.locator('.countdown')).toBeVisible();
+  await expect(drawer.getByTestId('booking-status')).toHaveText('Бронь');
+  expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+  await snap(page, testInfo, 'chessboard-booked');
+
+  const remaining = async () => Number(await target.locator('.countdown').getAttribute('data-remaining-ms'));
+  const before = await remaining();
+  await drawer.locator('[data-action=extend]').click();
+  await page.getByTestId('dialog-confirm').click();
+  // the program's booking duration is added (hours): the countdown jumps up by far more than a tick
+  await expect.poll(remaining, { timeout: 20_000 }).toBeGreaterThan(before + 3600_000);
+  expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+
+  await drawer.getByTestId('booking-link').click();
+  await expect(page).toHaveURL(new RegExp(`/bookings/${booking.id}`));
+  const confirmed = page.locator('.chain', { hasText: 'booking-confirmed' }).first();
+  await expect(confirmed.locator('[data-kind=crm_outbox_written][data-state=done]')).toBeVisible({ timeout: 20_000 });
+  await expect(confirmed.locator('[data-kind=crm_published][data-state=done]')).toBeVisible({ timeout: 20_000 });
+  await expect(confirmed.locator('[data-kind=chessboard_applied][data-state=done]')).toBeVisible({ timeout: 20_000 });
+  await snap(page, testInfo, 'booking-timeline');
+});

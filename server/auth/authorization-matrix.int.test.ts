@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { TRPCError } from '@trpc/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../testing/harness';
+import { createContextFor } from '../trpc/context';
+import { appRouter, createCaller } from '../trpc/root';
+import { isAppError } from '../platform/errors';
+import { bookingPrograms, bookings, deals } from '../crm/schema';
+import { COMMAND_ROLES } from '../crm/permissions';
+import type { Actor, Role } from './actor';
+import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from './test-fixtures';
+
+/**
+ * Authorization matrix: every procedure of auth, chessboard, booking and deal (and ops.bookingTimeline)
+ * × every role (and an anonymous caller) × a resource of the caller's own tenant and of a foreign one.
+ * Expected: anonymous → UNAUTHORIZED (except the public sign-in/sign-out); a role the procedure does not
+ * allow → FORBIDDEN (role gate in the middleware); a foreign tenant's resource → NOT_FOUND for
+ * tenant-scoped roles (a list simply does not contain it); pin_manager and ops are cross-tenant.
+ */
+
+type Caller = ReturnType<typeof createCaller>;
+type Tenant = 'own' | 'foreign';
+type Outcome = 'ok' | 'visible' | 'hidden' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND';
+
+interface Fixture {
+  world: TenantWorld;
+  tenantId: string;
+  /** ids created for this call */
+  ids: Record<string, string>;
+}
+
+interface Case {
+  path: string;
+  /** null = any signed-in role; 'public' = also anonymous */
+  roles: readonly Role[] | null | 'public';
+  /** a list whose result is checked for the fixture row instead of NOT_FOUND */
+  list?: (result: unknown, fx: Fixture) => boolean;
+  /** tenant-independent (no resource of a tenant involved) */
+  global?: boolean;
+  setup?: (tenantId: string, actor: Actor | null) => Promise<Record<string, string>>;
+  call: (caller: Caller, fx: Fixture) => Promise<unknown>;
+}
+
+const CROSS_TENANT: ReadonlySet<Role> = new Set(['pin_manager', 'ops']);
+const DENIALS = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND']);
+
+let t: TestContext;
+const worlds = {} as Record<Tenant, TenantWorld>;
+const actors = {} as Record<Role, Actor & { email: string }>;
+const otherUsers = {} as Record<Tenant, string>;
+
+beforeAll(async () => {
+  t = await createTestContext();
+  const db = t.database.db;
+  const tenantA = await insertTenant(db, 'Own tenant');
+  const tenantB = await insertTenant(db, 'Foreign tenant');
+  worlds.own = await insertTenantWorld(db, tenantA);
+  worlds.foreign = await insertTenantWorld(db, tenantB);
+  for (const role of ALL_ROLES) {
+    const u = await insertUser(db, role, tenantA);
+    actors[role] = { ...u.actor, email: u.email };
+  }
+  otherUsers.own = (await insertUser(db, 'viewer', tenantA)).id;
+  otherUsers.foreign = (await insertUser(db, 'viewer', tenantB)).id;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+// ---- crm fixtures (rows of the crm schema, as the saga would leave them) -------------------------
+
+type BookingState = 'reserved-free' | 'reserved-paid' | 'awaiting-contract' | 'awaiting-receipt' | 'booked';
+
+async function insertDeal(tenantId: string, status: 'Application' | 'Booking' = 'Booking'): Promise<string> {
+  const id = randomUUID();
+  await t.database.db.insert(deals).values({ id, tenantId, title: `Deal ${id.slice(0, 4)}`, status });
+  return id;
+}
+
+async function insertProgram(tenantId: string, isPaid: boolean): Promise<string> {
+  const id = randomUUID();
+  await t.database.db.insert(bookingPrograms).values({ id, tenantId, name: isPaid ? 'Paid' : 'Free', isPaid, reserveDurationMinutes: 60, bookingDurationHours: 48 });
+  return id;
+}
+
+async function insertBooking(tenantId: string, state: BookingState, createdBy: string | null): Promise<Record<string, string>> {
+  const now = Date.now();
+  const paid = state !== 'reserved-free' && state !== 'booked';
+  const dealId = await insertDeal(tenantId);
+  const programId = await insertProgram(tenantId, paid);
+  const id = randomUUID();
+  const base = {
+    id, tenantId, dealId, programId, propertyObjectId: randomUUID(), createdBy,
+    reserveExpiresAt: new Date(now + 3600_000),
+  };
+  const byState = {
+    'reserved-free': { status: 'Reserved', paymentStatus: 'NotRequired' },
+    'reserved-paid': { status: 'Reserved', paymentStatus: 'Pending' },
+    'awaiting-contract': { status: 'AwaitingPayment', paymentStatus: 'ContractUploaded', contractDocument: 'c.pdf' },
+    'awaiting-receipt': { status: 'AwaitingPayment', paymentStatus: 'ReceiptUploaded', contractDocument: 'c.pdf', receiptDocument: 'r.pdf' },
+    booked: { status: 'Booked', paymentStatus: 'NotRequired', bookedAt: new Date(now - 3600_000), bookingExpiresAt: new Date(now + 47 * 3600_000) },
+  } as const;
+  await t.database.db.insert(bookings).values({ ...base, ...byState[state] });
+  return { bookingId: id, dealId, programId };
+}
+
+const bookingSetup = (state: BookingState) => (tenantId: string, actor: Actor | null) => insertBooking(tenantId, state, actor?.userId ?? null);
+
+// ---- the cases -----------------------------------------------------------------------------------
+
+const cases: Case[] = [
+  // auth
+  {
+    path: 'auth.signIn', roles: 'public', global: true,
+    call: (c, fx) => c.auth.signIn({ email: fx.ids.email, password: TEST_PASSWORD }),
+  },
+  { path: 'auth.signOut', roles: 'public', global: true, call: (c) => c.auth.signOut() },
+  { path: 'auth.me', roles: null, global: true, call: (c) => c.auth.me() },
+  {
+    path: 'auth.userNames', roles: null,
+    list: (r, fx) => Object.keys(r as Record<string, string>).includes(fx.ids.userId),
+    setup: async (tenantId) => ({ userId: tenantId === worlds.own.tenantId ? otherUsers.own : otherUsers.foreign }),
+    call: (c, fx) => c.auth.userNames({ ids: [fx.ids.userId] }),
+  },
+  // chessboard
+  {
+    path: 'chessboard.projects', roles: null,
+    list: (r, fx) => (r as { id: string }[]).some((p) => p.id === fx.world.projectId),
+    call: (c) => c.chessboard.projects(),
+  },
+  { path: 'chessboard.buildings', roles: null, call: (c, fx) => c.chessboard.buildings({ projectId: fx.world.projectId }) },
+  { path: 'chessboard.grid', roles: null, call: (c, fx) => c.chessboard.grid({ buildingId: fx.world.buildingId }) },
+  { path: 'chessboard.object', roles: null, call: (c, fx) => c.chessboard.object({ propertyObjectId: fx.world.objectIds.reserved }) },
+  {
+    path: 'chessboard.objectLabels', roles: null,
+    list: (r, fx) => (r as { id: string }[]).some((o) => o.id === fx.world.objectIds.free),
+    call: (c, fx) => c.chessboard.objectLabels({ ids: [fx.world.objectIds.free] }),
+  },
+  {
+    path: 'chessboard.releaseHold', roles: ['ops', 'pin_manager'],
+    // a fresh held object per call: a release frees it
+    setup: async (tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),
+    call: (c, fx) => c.chessboard.releaseHold({ propertyObjectId: fx.ids.objectId, reason: 'authorization matrix' }),
+  },
+  // booking commands
+  {
+    path: 'booking.create', roles: COMMAND_ROLES['booking.create'],
+    setup: async (tenantId) => ({ dealId: await insertDeal(tenantId, 'Application'), programId: await insertProgram(tenantId, false) }),
+    call: (c, fx) => c.booking.create({ dealId: fx.ids.dealId, programId: fx.ids.programId, propertyObjectId: randomUUID() }),
+  },
+  {
+    path: 'booking.uploadContract', roles: COMMAND_ROLES['booking.uploadContract'], setup: bookingSetup('reserved-paid'),
+    call: (c, fx) => c.booking.uploadContract({ bookingId: fx.ids.bookingId, document: 'contract.pdf' }),
+  },
+  {
+    path: 'booking.uploadReceipt', roles: COMMAND_ROLES['booking.uploadReceipt'], setup: bookingSetup('awaiting-contract'),
+    call: (c, fx) => c.booking.uploadReceipt({ bookingId: fx.ids.bookingId, document: 'receipt.pdf' }),
+  },
+  {
+    path: 'booking.confirm', roles: COMMAND_ROLES['booking.confirm'], setup: bookingSetup('reserved-free'),
+    call: (c, fx) => c.booking.confirm({ bookingId: fx.ids.bookingId }),
+  },
+  {
+    path: 'booking.confirmPayment', roles: COMMAND_ROLES['booking.confirmPayment'], setup: bookingSetup('awaiting-receipt'),
+    call: (c, fx) => c.booking.confirmPayment({ bookingId: fx.ids.bookingId }),
+  },
+  {
+    path: 'booking.extend', roles: COMMAND_ROLES['booking.extend'], setup: bookingSetup('booked'),
+    call: (c, fx) => c.booking.extend({ bookingId: fx.ids.bookingId }),
+  },
+  {
+    // the booking is created by the caller: an agent may cancel its own bookings
+    path: 'booking.cancel', roles: COMMAND_ROLES['booking.cancel'], setup: bookingSetup('reserved-free'),
+    call: (c, fx) => c.booking.cancel({ bookingId: fx.ids.bookingId, reason: 'authorization matrix' }),
+  },
+  {
+    path: 'booking.startSale', roles: COMMAND_ROLES['booking.startSale'], setup: bookingSetup('booked'),
+    call: (c, fx) => c.booking.startSale({ bookingId: fx.ids.bookingId }),
+  },
+  // booking queries
+  { path: 'booking.byId', roles: null, setup: bookingSetup('reserved-free'), call: (c, fx) => c.booking.byId({ bookingId: fx.ids.bookingId }) },
+  {
+    path: 'booking.list', roles: null, setup: bookingSetup('reserved-free'),
+    list: (r, fx) => (r as { items: { id: string }[] }).items.some((b) => b.id === fx.ids.bookingId),
+    call: (c, fx) => c.booking.list({ dealId: fx.ids.dealId }),
+  },
+  {
+    path: 'booking.programs', roles: null,
+    setup: async (tenantId) => ({ programId: await insertProgram(tenantId, true) }),
+    list: (r, fx) => (r as { id: string }[]).some((p) => p.id === fx.ids.programId),
+    call: (c) => c.booking.programs(),
+  },
+  // deal
+  {
+    path: 'deal.cancel', roles: COMMAND_ROLES['deal.cancel'],
+    setup: async (tenantId) => ({ dealId: await insertDeal(tenantId, 'Application') }),
+    call: (c, fx) => c.deal.cancel({ dealId: fx.ids.dealId, reason: 'authorization matrix' }),
+  },
+  {
+    path: 'deal.list', roles: null,
+    setup: async (tenantId) => ({ dealId: await insertDeal(tenantId) }),
+    list: (r, fx) => (r as { items: { id: string }[] }).items.some((d) => d.id === fx.ids.dealId),
+    call: (c, fx) => c.deal.list({ search: fx.ids.dealId }),
+  },
+  {
+    path: 'deal.byId', roles: null,
+    setup: async (tenantId) => ({ dealId: await insertDeal(tenantId) }),
+    call: (c, fx) => c.deal.byId({ dealId: fx.ids.dealId }),
+  },
+  // ops (the saga timeline of this issue)
+  {
+    path: 'ops.bookingTimeline', roles: null, setup: bookingSetup('booked'),
+    call: (c, fx) => c.ops.bookingTimeline({ bookingId: fx.ids.bookingId }),
+  },
+];
+
+function expected(c: Case, role: Role | null, tenant: Tenant): Outcome {
+  if (c.roles === 'public') return 'ok';
+  if (role === null) return 'UNAUTHORIZED';
+  if (c.roles !== null && !c.roles.includes(role)) return 'FORBIDDEN';
+  const sees = tenant === 'own' || CROSS_TENANT.has(role) || c.global;
+  if (c.list) return sees ? 'visible' : 'hidden';
+  return sees ? 'ok' : 'NOT_FOUND';
+}
+
+async function run(c: Case, role: Role | null, tenant: Tenant): Promise<Outcome> {
+  const actor = role ? actors[role] : null;
+  const world = worlds[tenant];
+  const ids = (await c.setup?.(world.tenantId, actor)) ?? {};
+  if (c.path === 'auth.signIn') ids.email = actor?.email ?? actors.viewer.email;
+  const caller = createCaller(createContextFor({ database: t.database, env: t.env, logger: t.logger }, actor, { ip: `10.20.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`, setCookie: () => {} }));
+  try {
+    const result = await c.call(caller, { world, tenantId: world.tenantId, ids });
+    return c.list ? (c.list(result, { world, tenantId: world.tenantId, ids }) ? 'visible' : 'hidden') : 'ok';
+  } catch (e) {
+    if (e instanceof TRPCError && DENIALS.has(e.code)) return e.code as Outcome;
+    const domain = e instanceof TRPCError && isAppError(e.cause) ? e.cause.code : '';
+    throw new Error(`${c.path} as ${role ?? 'anonymous'} (${tenant}) failed unexpectedly: ${(e as Error).message} ${domain}`);
+  }
+}
+
+describe('authorization matrix', () => {
+  it('covers every procedure of auth, chessboard, booking and deal', () => {
+    const procedures = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures)
+      .filter((p) => /^(auth|chessboard|booking|deal)\./.test(p));
+    expect(cases.map((c) => c.path).filter((p) => !p.startsWith('ops.')).sort()).toEqual(procedures.sort());
+  });
+
+  for (const c of cases) {
+    describe(c.path, () => {
+      it('anonymous caller', async () => {
+        expect(await run(c, null, 'own')).toBe(expected(c, null, 'own'));
+      });
+      for (const role of ALL_ROLES) {
+        for (const tenant of (c.global ? ['own'] : ['own', 'foreign']) as Tenant[]) {
+          it(`${role} × ${tenant} tenant → ${expected(c, role, tenant)}`, async () => {
+            expect(await run(c, role, tenant)).toBe(expected(c, role, tenant));
+          });
+        }
+      }
+    });
+  }
+
+  it('denials come from the role gate before any input is read (a viewer forging booking.confirm gets FORBIDDEN, not a validation error)', async () => {
+    const caller = createCaller(createContextFor({ database: t.database, env: t.env, logger: t.logger }, actors.viewer));
+    await expect(caller.booking.confirm({ bookingId: 'not-a-uuid' } as never)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+  });
+});

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../testing/harness';
+import { insertTenant, insertTenantWorld, insertUser, type TenantWorld } from '../auth/test-fixtures';
+import type { Actor } from '../auth/actor';
+import { bookingPrograms, bookings, bookingTimeline, crmOutbox, deals } from '../crm/schema';
+import { chessboardInbox, chessboardOutbox, holdReleases } from '../chessboard/schema';
+import { catalogInbox } from '../catalog/schema';
+import { TOPICS } from '../platform/kafka/topics';
+import { getSagaTimeline, type SagaChain } from './saga-timeline';
+
+let t: TestContext;
+let world: TenantWorld;
+let manager: Actor;
+let foreign: Actor;
+let ops: Actor;
+
+const T0 = new Date('2030-05-01T10:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+
+beforeAll(async () => {
+  t = await createTestContext();
+  const db = t.database.db;
+  world = await insertTenantWorld(db, await insertTenant(db));
+  manager = (await insertUser(db, 'developer_manager', world.tenantId)).actor;
+  foreign = (await insertUser(db, 'developer_manager', await insertTenant(db))).actor;
+  ops = (await insertUser(db, 'ops', null)).actor;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** Each booking gets an object of its own (INV-BKG-001: one active booking per object). */
+async function insertBooking() {
+  const db = t.database.db;
+  world = await insertTenantWorld(db, world.tenantId);
+  const dealId = randomUUID();
+  const programId = randomUUID();
+  const bookingId = randomUUID();
+  await db.insert(deals).values({ id: dealId, tenantId: world.tenantId, title: 'Deal', status: 'Booking' });
+  await db.insert(bookingPrograms).values({ id: programId, tenantId: world.tenantId, name: 'Free' });
+  await db.insert(bookings).values({
+    id: bookingId, tenantId: world.tenantId, dealId, propertyObjectId: world.objectIds.reserved, programId, status: 'Reserved',
+    reserveExpiresAt: at(3600_000), paymentStatus: 'NotRequired', createdAt: T0, updatedAt: T0,
+  });
+  return { bookingId, dealId };
+}
+
+async function crmMessage(bookingId: string, topic: string, createdAt: Date, publishedAt: Date | null) {
+  const messageId = randomUUID();
+  await t.database.db.insert(crmOutbox).values({
+    messageId, topic, key: bookingId, aggregateType: 'Booking', aggregateId: bookingId,
+    payload: { messageId, causationId: null, correlationId: randomUUID(), payload: { bookingId } }, createdAt, publishedAt,
+  });
+  return messageId;
+}
+
+async function statusChanged(causationId: string | null, createdAt: Date, publishedAt: Date | null, messageId = randomUUID()) {
+  await t.database.db.insert(chessboardOutbox).values({
+    messageId, topic: TOPICS.propertyObjectStatusChanged, key: world.objectIds.reserved, aggregateType: 'PropertyObject',
+    aggregateId: world.objectIds.reserved, payload: { messageId, causationId, payload: { toStatus: 'Reserved' } }, createdAt, publishedAt,
+  });
+  return messageId;
+}
+
+const states = (chain: SagaChain) => chain.hops.map((h) => `${h.kind}:${h.state}`);
+
+describe('saga timeline of a booking', () => {
+  it('joins every hop by messageId/causationId with latencies, and reports pending hops until they happen', async () => {
+    const db = t.database.db;
+    const { bookingId } = await insertBooking();
+    const created = await crmMessage(bookingId, TOPICS.bookingCreated, at(5), at(40));
+    await db.insert(bookingTimeline).values({
+      bookingId, tenantId: world.tenantId, at: T0, actorType: 'user', actorId: manager.userId, action: 'create',
+      fromStatus: null, toStatus: 'Reserved', messageIds: [created], bookingVersion: 1,
+    });
+    await db.insert(chessboardInbox).values({ consumer: 'chessboard.crm-property-object-status', messageId: created, topic: TOPICS.bookingCreated, processedAt: at(140), result: 'applied' });
+    const changed = await statusChanged(created, at(140), null);
+
+    const pending = await getSagaTimeline(db, manager, bookingId);
+    expect(pending.steps).toHaveLength(1);
+    const step = pending.steps[0];
+    expect(step.command).toMatchObject({ action: 'create', toStatus: 'Reserved', actorName: 'developer_manager user' });
+    const chain = step.chains[0];
+    expect(chain.messageId).toBe(created);
+    expect(states(chain)).toEqual([
+      'crm_outbox_written:done', 'crm_published:done', 'chessboard_applied:done',
+      'chessboard_outbox_written:done', 'chessboard_published:pending', 'catalog_applied:skipped',
+    ]);
+    expect(chain.hops.map((h) => h.latencyMs)).toEqual([5, 35, 100, 0, null, null]);
+    expect(pending.hasPending).toBe(true);
+
+    await db.update(chessboardOutbox).set({ publishedAt: at(160) }).where(eq(chessboardOutbox.messageId, changed));
+    const waitingForCatalog = await getSagaTimeline(db, manager, bookingId);
+    expect(states(waitingForCatalog.steps[0].chains[0]).slice(-2)).toEqual(['chessboard_published:done', 'catalog_applied:pending']);
+
+    await db.insert(catalogInbox).values({ consumer: 'catalog.card-projection', messageId: changed, topic: TOPICS.propertyObjectStatusChanged, processedAt: at(200), result: 'applied' });
+    const complete = await getSagaTimeline(db, manager, bookingId);
+    const last = complete.steps[0].chains[0].hops.at(-1)!;
+    expect(last).toMatchObject({ kind: 'catalog_applied', state: 'done', latencyMs: 40, detail: 'applied' });
+    expect(complete.hasPending).toBe(false);
+    expect(complete.hasFailures).toBe(false);
+  });
+
+  it('shows an unpublished message as pending, a rejected one (hold mismatch → DLQ) as failed, and booking-paid as not consumed by chessboard', async () => {
+    const db = t.database.db;
+    const { bookingId } = await insertBooking();
+    const unpublished = await crmMessage(bookingId, TOPICS.bookingCreated, at(10), null);
+    const rejected = await crmMessage(bookingId, TOPICS.bookingConfirmed, at(20), at(30));
+    const paid = await crmMessage(bookingId, TOPICS.bookingPaid, at(20), at(30));
+    await db.insert(bookingTimeline).values([
+      { bookingId, tenantId: world.tenantId, at: at(0), actorType: 'user', actorId: manager.userId, action: 'create', toStatus: 'Reserved', messageIds: [unpublished], bookingVersion: 1 },
+      { bookingId, tenantId: world.tenantId, at: at(15), actorType: 'user', actorId: manager.userId, action: 'confirmPayment', fromStatus: 'AwaitingPayment', toStatus: 'Booked', messageIds: [paid, rejected], bookingVersion: 3 },
+    ]);
+    await db.insert(chessboardInbox).values({ consumer: 'chessboard.crm-property-object-status', messageId: rejected, topic: TOPICS.bookingConfirmed, processedAt: at(50), result: 'rejected', detail: 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH' });
+
+    const timeline = await getSagaTimeline(db, manager, bookingId);
+    const [create, confirm] = timeline.steps;
+    expect(states(create.chains[0]).slice(0, 3)).toEqual(['crm_outbox_written:done', 'crm_published:pending', 'chessboard_applied:skipped']);
+    const paidChain = confirm.chains.find((c) => c.messageId === paid)!;
+    expect(paidChain.hops.at(-1)).toMatchObject({ kind: 'chessboard_applied', state: 'skipped', detail: 'not-consumed' });
+    const rejectedChain = confirm.chains.find((c) => c.messageId === rejected)!;
+    expect(rejectedChain.hops.find((h) => h.kind === 'chessboard_applied')).toMatchObject({ state: 'failed', detail: 'rejected:CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH' });
+    expect(timeline.hasFailures).toBe(true);
+    expect(timeline.hasPending).toBe(true);
+  });
+
+  it('includes a safety-net release of the booking hold with its status-changed event', async () => {
+    const db = t.database.db;
+    const { bookingId, dealId } = await insertBooking();
+    const releaseMessage = randomUUID();
+    await db.insert(holdReleases).values({
+      propertyObjectId: world.objectIds.reserved, tenantId: world.tenantId, projectId: world.projectId, holdDealId: dealId,
+      fromStatus: 'Reserved', statusSource: 'ExpirationJob', messageId: releaseMessage, releasedAt: at(7200_000), runId: randomUUID(),
+    });
+    await statusChanged(null, at(7200_000), at(7200_050), releaseMessage);
+    const timeline = await getSagaTimeline(db, ops, bookingId);
+    const release = timeline.steps.find((s) => s.key.startsWith('release:'))!;
+    expect(states(release.chains[0])).toEqual(['safety_net_release:done', 'chessboard_outbox_written:done', 'chessboard_published:done', 'catalog_applied:pending']);
+    expect(release.chains[0].hops[0].detail).toBe('ExpirationJob:Reserved');
+  });
+
+  it('a booking of another tenant is NOT_FOUND', async () => {
+    const { bookingId } = await insertBooking();
+    await expect(getSagaTimeline(t.database.db, foreign, bookingId)).rejects.toMatchObject({ kind: 'NOT_FOUND', code: 'CRM_BOOKING_NOT_FOUND' });
+    await expect(getSagaTimeline(t.database.db, ops, bookingId)).resolves.toBeTruthy();
+  });
+});

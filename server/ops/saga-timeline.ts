@@ -1,0 +1,268 @@
+import { and, asc, eq, gte, inArray, sql } from 'drizzle-orm';
+import { tenantScope, type Actor } from '../auth/actor';
+import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
+import { catalogInbox } from '../catalog/schema';
+import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
+import { chessboardInbox, chessboardOutbox, holdMismatches, holdReleases } from '../chessboard/schema';
+import { bookings, bookingTimeline, crmOutbox } from '../crm/schema';
+import type { DbOrTx } from '../platform/db';
+import { AppError } from '../platform/errors';
+import { TOPICS } from '../platform/kafka/topics';
+import { users } from './schema';
+
+/**
+ * The saga timeline of one booking: every hop of every message it caused, across crm → Kafka →
+ * chessboard → Kafka → catalog, joined by messageId / causationId. An ops read-only view, so it may
+ * read every schema (DESIGN: "read-only views for ops may join across schemas"); it writes nothing.
+ *
+ * Because each consumer records its inbox row and its own outbox rows in ONE transaction, the absence
+ * of a downstream row is meaningful: an applied inbox row without a status-changed outbox row means
+ * no status change was emitted (skipped), not that one is still coming.
+ */
+
+export type HopKind =
+  | 'command'
+  | 'crm_outbox_written'
+  | 'crm_published'
+  | 'chessboard_applied'
+  | 'chessboard_outbox_written'
+  | 'chessboard_published'
+  | 'catalog_applied'
+  | 'safety_net_release';
+
+/** done: happened; pending: expected, not yet; failed: rejected / DLQ / mismatch; skipped: will not happen. */
+export type HopState = 'done' | 'pending' | 'failed' | 'skipped';
+
+export interface SagaHop {
+  key: string;
+  kind: HopKind;
+  state: HopState;
+  at: Date | null;
+  /** time since the previous hop of the same chain (null for the first or when either time is unknown) */
+  latencyMs: number | null;
+  /** short machine-readable qualifier: inbox result, topic, DLQ code, consumer… */
+  detail: string | null;
+  messageId: string | null;
+  raw: unknown;
+}
+
+export interface SagaChain {
+  /** the crm message that starts the chain (or the safety-net release's own message) */
+  messageId: string;
+  topic: string;
+  hops: SagaHop[];
+}
+
+export interface SagaStep {
+  key: string;
+  command: {
+    at: Date;
+    action: string;
+    fromStatus: string | null;
+    toStatus: string;
+    actorType: string;
+    actorId: string;
+    actorName: string | null;
+    reason: string | null;
+    correlationId: string | null;
+    bookingVersion: number;
+    raw: unknown;
+  } | null;
+  chains: SagaChain[];
+}
+
+export interface SagaTimeline {
+  booking: {
+    id: string; tenantId: string; dealId: string; propertyObjectId: string; status: string; version: number;
+    createdAt: Date; updatedAt: Date;
+  };
+  steps: SagaStep[];
+  hasPending: boolean;
+  hasFailures: boolean;
+  generatedAt: Date;
+}
+
+/**
+ * Which hops to expect (DESIGN "Data flow of one booking"): chessboard applies every booking/deal event
+ * that moves an object (not booking-paid, which only messenger/rewards read); catalog applies the
+ * status changes. Unioned with the consumers' own subscriptions so a new topic shows up by itself.
+ */
+const CHESSBOARD_CONSUMED: string[] = [
+  TOPICS.bookingCreated, TOPICS.bookingConfirmed, TOPICS.bookingExtended, TOPICS.bookingExpired,
+  TOPICS.bookingCancelled, TOPICS.dealCancelled, TOPICS.dealSaleStarted,
+];
+const CATALOG_CONSUMED: string[] = [TOPICS.propertyObjectStatusChanged];
+
+const notFound = () => new AppError('CRM_BOOKING_NOT_FOUND', 'NOT_FOUND', 'Booking not found');
+
+type OutboxRow = typeof crmOutbox.$inferSelect;
+
+export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: string, now: Date = new Date()): Promise<SagaTimeline> {
+  const scope = tenantScope(actor);
+  const [booking] = await db
+    .select({
+      id: bookings.id, tenantId: bookings.tenantId, dealId: bookings.dealId, propertyObjectId: bookings.propertyObjectId,
+      status: bookings.status, version: bookings.version, createdAt: bookings.createdAt, updatedAt: bookings.updatedAt,
+    })
+    .from(bookings)
+    .where(and(eq(bookings.id, bookingId), scope === null ? undefined : eq(bookings.tenantId, scope)));
+  if (!booking) throw notFound();
+
+  const timeline = await db
+    .select({ row: bookingTimeline, actorName: users.displayName })
+    .from(bookingTimeline)
+    .leftJoin(users, sql`${users.id}::text = ${bookingTimeline.actorId}`)
+    .where(eq(bookingTimeline.bookingId, bookingId))
+    .orderBy(asc(bookingTimeline.at), asc(bookingTimeline.id));
+
+  // crm messages: those named by the timeline, plus any outbox row of this booking the timeline does not name
+  const namedIds = timeline.flatMap((t) => t.row.messageIds ?? []);
+  const crmRows: OutboxRow[] = await db
+    .select()
+    .from(crmOutbox)
+    .where(namedIds.length
+      ? sql`${crmOutbox.messageId} IN ${namedIds} OR ${crmOutbox.aggregateId} = ${bookingId}`
+      : eq(crmOutbox.aggregateId, bookingId))
+    .orderBy(asc(crmOutbox.id));
+  const crmById = new Map(crmRows.map((r) => [r.messageId, r]));
+
+  // safety-net / manual releases of this booking's hold
+  const releases = await db
+    .select()
+    .from(holdReleases)
+    .where(and(
+      eq(holdReleases.propertyObjectId, booking.propertyObjectId),
+      eq(holdReleases.holdDealId, booking.dealId),
+      gte(holdReleases.releasedAt, booking.createdAt),
+    ))
+    .orderBy(asc(holdReleases.releasedAt));
+
+  // downstream rows, each fetched in one query for all messages
+  const crmIds = [...crmById.keys()];
+  const chessInbox = crmIds.length ? await db.select().from(chessboardInbox).where(inArray(chessboardInbox.messageId, crmIds)) : [];
+  const mismatches = crmIds.length ? await db.select().from(holdMismatches).where(inArray(holdMismatches.messageId, crmIds)) : [];
+  const causedIds = [...crmIds, ...releases.map((r) => r.messageId)];
+  const chessOut = causedIds.length
+    ? await db.select().from(chessboardOutbox).where(sql`${chessboardOutbox.messageId} IN ${causedIds} OR (${chessboardOutbox.payload}->>'causationId') IN ${crmIds.length ? crmIds : ['00000000-0000-0000-0000-000000000000']}`)
+    : [];
+  const catalogIds = chessOut.map((r) => r.messageId);
+  const catInbox = catalogIds.length ? await db.select().from(catalogInbox).where(inArray(catalogInbox.messageId, catalogIds)) : [];
+
+  const chessboardTopics = new Set<string>([...CHESSBOARD_CONSUMED, ...crmPropertyObjectStatusConsumer.topics]);
+  const catalogTopics = new Set<string>([...CATALOG_CONSUMED, ...cardProjectionConsumer.topics]);
+
+  const catalogHop = (statusChanged: typeof chessOut[number], prevAt: Date | null, prevState: HopState): SagaHop => {
+    const inbox = catInbox.find((r) => r.messageId === statusChanged.messageId);
+    if (!catalogTopics.has(statusChanged.topic)) {
+      return hop('catalog_applied', statusChanged.messageId, 'skipped', null, prevAt, 'not-consumed', null);
+    }
+    if (inbox) {
+      return hop('catalog_applied', statusChanged.messageId, inbox.result === 'rejected' ? 'failed' : 'done', inbox.processedAt, prevAt, inbox.result + (inbox.detail ? `:${inbox.detail}` : ''), inbox);
+    }
+    return hop('catalog_applied', statusChanged.messageId, prevState === 'done' ? 'pending' : 'skipped', null, prevAt, null, null);
+  };
+
+  /** status-changed written → published → catalog applied, for one chessboard outbox row */
+  const downstreamOf = (row: typeof chessOut[number], prevAt: Date | null): SagaHop[] => {
+    const written = hop('chessboard_outbox_written', row.messageId, 'done', row.createdAt, prevAt, row.topic, row);
+    const published = hop('chessboard_published', row.messageId, row.publishedAt ? 'done' : row.lastError ? 'failed' : 'pending', row.publishedAt, row.createdAt, row.publishedAt ? null : row.lastError ? `error:${row.lastError}` : `attempts:${row.attempts}`, { publishedAt: row.publishedAt, attempts: row.attempts, lastError: row.lastError, headers: row.headers });
+    if (published.state === 'failed') published.state = 'pending'; // the relay retries: a publish error is not final
+    return [written, published, catalogHop(row, row.publishedAt, published.state)];
+  };
+
+  const chainOf = (msg: OutboxRow, commandAt: Date | null): SagaChain => {
+    const hops: SagaHop[] = [];
+    const written = hop('crm_outbox_written', msg.messageId, 'done', msg.createdAt, commandAt, msg.topic, msg);
+    hops.push(written);
+    const published = hop('crm_published', msg.messageId, msg.publishedAt ? 'done' : 'pending', msg.publishedAt, msg.createdAt, msg.publishedAt ? null : msg.lastError ? `error:${msg.lastError}` : `attempts:${msg.attempts}`, { publishedAt: msg.publishedAt, attempts: msg.attempts, lastError: msg.lastError, headers: msg.headers });
+    hops.push(published);
+    if (!chessboardTopics.has(msg.topic)) {
+      hops.push(hop('chessboard_applied', msg.messageId, 'skipped', null, msg.publishedAt, 'not-consumed', null));
+      return { messageId: msg.messageId, topic: msg.topic, hops };
+    }
+    const inbox = chessInbox.find((r) => r.messageId === msg.messageId);
+    const mismatch = mismatches.find((r) => r.messageId === msg.messageId);
+    if (!inbox) {
+      hops.push(hop('chessboard_applied', msg.messageId, published.state === 'done' ? 'pending' : 'skipped', null, msg.publishedAt, null, null));
+      hops.push(hop('chessboard_outbox_written', msg.messageId, 'skipped', null, null, null, null));
+      return { messageId: msg.messageId, topic: msg.topic, hops };
+    }
+    const applied = hop(
+      'chessboard_applied', msg.messageId, inbox.result === 'rejected' ? 'failed' : 'done', inbox.processedAt, msg.publishedAt,
+      inbox.result === 'rejected' ? `rejected:${inbox.detail ?? (mismatch ? 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH' : 'DLQ')}` : inbox.result + (inbox.detail ? `:${inbox.detail}` : ''),
+      { inbox, mismatch: mismatch ?? null },
+    );
+    hops.push(applied);
+    const caused = chessOut.filter((r) => (r.payload as { causationId?: string | null })?.causationId === msg.messageId);
+    if (caused.length === 0) {
+      // same transaction as the inbox row: nothing written now means nothing will be
+      hops.push(hop('chessboard_outbox_written', msg.messageId, 'skipped', null, inbox.processedAt, inbox.result === 'applied' ? 'no-status-change' : inbox.result, null));
+    }
+    for (const row of caused) hops.push(...downstreamOf(row, inbox.processedAt));
+    return { messageId: msg.messageId, topic: msg.topic, hops };
+  };
+
+  const steps: SagaStep[] = [];
+  const attributed = new Set<string>();
+  for (const { row, actorName } of timeline) {
+    const ids = (row.messageIds ?? []).filter((id) => crmById.has(id));
+    ids.forEach((id) => attributed.add(id));
+    steps.push({
+      key: `timeline:${row.id}`,
+      command: {
+        at: row.at, action: row.action, fromStatus: row.fromStatus, toStatus: row.toStatus, actorType: row.actorType,
+        actorId: row.actorId, actorName: actorName ?? null, reason: row.reason, correlationId: row.correlationId,
+        bookingVersion: row.bookingVersion, raw: row,
+      },
+      chains: ids.map((id) => chainOf(crmById.get(id)!, row.at)),
+    });
+  }
+  // outbox rows the timeline does not name: attach by correlation id, else to the last command before them
+  for (const msg of crmRows) {
+    if (attributed.has(msg.messageId)) continue;
+    const corr = (msg.payload as { correlationId?: string })?.correlationId;
+    const byCorrelation = steps.find((s) => s.command?.correlationId && s.command.correlationId === corr);
+    const byTime = [...steps].reverse().find((s) => s.command && s.command.at.getTime() <= msg.createdAt.getTime() + 1000);
+    const target = byCorrelation ?? byTime;
+    if (target) target.chains.push(chainOf(msg, target.command?.at ?? null));
+    else steps.push({ key: `message:${msg.messageId}`, command: null, chains: [chainOf(msg, null)] });
+  }
+  for (const release of releases) {
+    const row = chessOut.find((r) => r.messageId === release.messageId);
+    const releaseHop = hop('safety_net_release', release.messageId, 'done', release.releasedAt, null, `${release.statusSource}:${release.fromStatus}`, release);
+    steps.push({
+      key: `release:${release.id}`,
+      command: null,
+      chains: [{ messageId: release.messageId, topic: 'chessboard.hold_releases', hops: [releaseHop, ...(row ? downstreamOf(row, release.releasedAt) : [])] }],
+    });
+  }
+  steps.sort((a, b) => firstAt(a) - firstAt(b));
+
+  const all = steps.flatMap((s) => s.chains.flatMap((c) => c.hops));
+  return {
+    booking,
+    steps,
+    hasPending: all.some((h) => h.state === 'pending'),
+    hasFailures: all.some((h) => h.state === 'failed'),
+    generatedAt: now,
+  };
+}
+
+function hop(kind: HopKind, messageId: string | null, state: HopState, at: Date | null, prevAt: Date | null, detail: string | null, raw: unknown): SagaHop {
+  return {
+    key: `${kind}:${messageId ?? ''}`,
+    kind,
+    state,
+    at,
+    latencyMs: at && prevAt ? at.getTime() - prevAt.getTime() : null,
+    detail,
+    messageId,
+    raw,
+  };
+}
+
+function firstAt(step: SagaStep): number {
+  if (step.command) return step.command.at.getTime();
+  const first = step.chains[0]?.hops.find((h) => h.at);
+  return first?.at?.getTime() ?? Number.MAX_SAFE_INTEGER;
+}

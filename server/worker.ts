@@ -2,6 +2,7 @@ import http from 'node:http';
 import { createDatabase } from './platform/db';
 import { loadEnv } from './platform/env';
 import { createLogger } from './platform/logger';
+import { startTracing } from './platform/tracing';
 import { collectProcessMetrics, renderMetrics } from './platform/metrics';
 import { createKafka } from './platform/kafka/client';
 import { startConsumer, type RunningConsumer } from './platform/kafka/consumer-runner';
@@ -23,6 +24,8 @@ import { consumers } from './consumers';
 async function main(): Promise<void> {
   const env = loadEnv();
   const logger = createLogger('worker', { level: env.LOG_LEVEL });
+  // OpenTelemetry traces (OTEL_TRACES_EXPORTER, off by default): job cycles, relay batches, consumers
+  const tracing = await startTracing(env, 'pin-worker');
   const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker' });
   bindOutboxMetrics(database);
   bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
     await Promise.allSettled(running.map((c) => c.stop()));
     server.close();
     await database.close();
+    await tracing.shutdown(); // flushes the spans of the last cycles
     logger.info('worker stopped');
     logger.flush();
     setTimeout(() => process.exit(0), 50);

@@ -48,6 +48,11 @@ export const envSchema = z.object({
 
   // ops.job_runs history
   JOB_RUNS_RETENTION_MS: durationMs(30 * 24 * 3600_000),
+
+  // OpenTelemetry traces (server/platform/tracing.ts): off by default; `otlp` sends OTLP/HTTP to
+  // <endpoint>/v1/traces, `console` prints finished spans (debugging)
+  OTEL_TRACES_EXPORTER: z.enum(['none', 'otlp', 'console']).default('none'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).default('http://localhost:4318'),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -4,6 +4,8 @@ import { createLogger, type Logger } from './logger';
 import { bindOutboxMetrics } from './outbox/relay';
 import { bindCatalogMetrics } from '../catalog/retention-metrics';
 import { bindHoldExpirationMetrics } from '../chessboard/metrics';
+// every metric of the system is registered before /api/metrics renders its first scrape
+import './metric-modules';
 
 /** Process-wide singletons for the web app (route handlers are stateless otherwise). */
 export interface Services {

@@ -3,6 +3,7 @@ import superjson from 'superjson';
 import { ZodError } from 'zod';
 import type { Actor, Role } from '../auth/actor';
 import { isAppError } from '../platform/errors';
+import { markSpanFailed, SpanKind, withSpan } from '../platform/tracing';
 import type { Context } from './context';
 
 const t = initTRPC.context<Context>().create({
@@ -41,7 +42,24 @@ const errorMapping = t.middleware(async ({ ctx, next, path }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(errorMapping);
+/**
+ * The command's span (its outbox rows carry it as traceparent, so the relay and the consumers continue
+ * this trace) and a logger whose lines carry the request's correlationId. No-op spans when tracing is off.
+ */
+const traced = t.middleware(({ ctx, path, type, next }) =>
+  withSpan(`trpc ${path}`, {
+    kind: SpanKind.SERVER,
+    attributes: {
+      'rpc.system': 'trpc', 'rpc.method': path, 'pin.trpc.type': type, 'pin.correlation_id': ctx.correlationId,
+      ...(ctx.actor?.tenantId ? { 'pin.tenant_id': ctx.actor.tenantId } : {}),
+    },
+  }, async (span) => {
+    const result = await next({ ctx: { logger: ctx.logger.child({ correlationId: ctx.correlationId }) } });
+    if (!result.ok) markSpanFailed(span, result.error.code);
+    return result;
+  }));
+
+export const publicProcedure = t.procedure.use(traced).use(errorMapping);
 
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
   if (!ctx.actor) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first' });

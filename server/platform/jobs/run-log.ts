@@ -6,6 +6,7 @@ import type { Db } from '../db';
 import type { JobContext, JobDefinition, JobSummary, JobTrigger } from './types';
 import { SKIPPED_LOCKED } from './types';
 import { counter, gauge, histogram } from '../metrics';
+import { markSpanFailed, withSpan } from '../tracing';
 
 const instance = `${os.hostname()}:${process.pid}`;
 
@@ -35,9 +36,28 @@ export async function runJobCycle(
   trigger: JobTrigger,
 ): Promise<JobRunResult> {
   const runId = randomUUID();
+  // the cycle's span: the outbox rows it writes carry it (traceparent), so the consumers' spans join
+  // this trace; correlationId = runId (specs: "correlationId = id прогона")
+  return withSpan(`job ${job.name}`, {
+    attributes: { 'pin.job': job.name, 'pin.run_id': runId, 'pin.correlation_id': runId, 'pin.job.trigger': trigger },
+  }, async (span) => {
+    const result = await runRecordedCycle(job, deps, trigger, runId);
+    span.setAttribute('pin.job.status', result.status);
+    if (result.status === 'failed') markSpanFailed(span, result.error ?? 'failed');
+    return result;
+  });
+}
+
+async function runRecordedCycle(
+  job: JobDefinition,
+  deps: Omit<JobContext, 'runId' | 'trigger'>,
+  trigger: JobTrigger,
+  runId: string,
+): Promise<JobRunResult> {
   const startedAt = new Date();
   const { db } = deps.database;
-  const logger = deps.logger.child({ job: job.name, runId });
+  // correlationId = runId: one field joins the cycle's lines with the consumers' lines of its events
+  const logger = deps.logger.child({ job: job.name, runId, correlationId: runId });
   const ctx: JobContext = { ...deps, logger, runId, trigger };
   const endTimer = jobDuration.startTimer({ job: job.name });
   try {

@@ -7,6 +7,7 @@ import type { Logger } from '../logger';
 import { counter, gauge } from '../metrics';
 import { createIdempotentProducer, toHeaders } from './client';
 import { dlqTopic, withPrefix } from './topics';
+import { contextFromHeaders, markSpanFailed, SpanKind, withSpan } from '../tracing';
 
 const messagesTotal = counter('pin_consumer_messages_total', 'Consumed messages by consumer and outcome', ['consumer', 'result']);
 const processingDelay = gauge('pin_consumer_processing_delay_seconds', 'Age of the last message when the consumer applied it (broker timestamp to commit)', ['consumer']);
@@ -128,7 +129,16 @@ export async function startConsumer(
 
   await consumer.run({
     autoCommit: false,
-    eachMessage: async ({ topic: fullTopic, partition, message, heartbeat }) => {
+    // one CONSUMER span per message, child of the span that wrote the outbox row (its traceparent
+    // travels in the Kafka headers); the handler's own outbox rows carry this span on (tracing.ts)
+    eachMessage: ({ topic: fullTopic, partition, message, heartbeat }) => withSpan(`${unprefix.get(fullTopic)} process`, {
+      kind: SpanKind.CONSUMER,
+      parent: contextFromHeaders(message.headers),
+      attributes: {
+        'messaging.system': 'kafka', 'messaging.operation.type': 'process', 'messaging.destination.name': fullTopic,
+        'messaging.consumer.group.name': group, 'messaging.destination.partition.id': String(partition), 'messaging.kafka.offset': Number(message.offset),
+      },
+    }, async (span) => {
       const topic = unprefix.get(fullTopic)!;
       const commit = () => consumer.commitOffsets([{ topic: fullTopic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
       const parsed = parse(topic, message);
@@ -136,12 +146,18 @@ export async function startConsumer(
         await sendToDlq(fullTopic, partition, message, parsed.code, parsed.reason);
         await recordRejection(parsed.messageId, topic, parsed.code);
         messagesTotal.inc({ consumer: def.name, result: 'dlq' });
+        span.setAttribute('pin.consumer.result', 'dlq');
+        markSpanFailed(span, parsed.code);
         log.warn({ topic, partition, offset: message.offset, code: parsed.code, messageId: parsed.messageId }, 'consumer message sent to DLQ');
         await commit();
         return;
       }
       const { envelope } = parsed;
-      const mlog = log.child({ topic, messageId: envelope.messageId, correlationId: envelope.correlationId, aggregateId: envelope.aggregateId });
+      span.setAttributes({
+        'messaging.message.id': envelope.messageId, 'pin.correlation_id': envelope.correlationId,
+        ...(envelope.causationId ? { 'pin.causation_id': envelope.causationId } : {}), 'pin.tenant_id': envelope.tenantId, 'pin.aggregate_id': envelope.aggregateId,
+      });
+      const mlog = log.child({ topic, messageId: envelope.messageId, correlationId: envelope.correlationId, causationId: envelope.causationId, aggregateId: envelope.aggregateId });
       for (let attempt = 0; ; attempt++) {
         try {
           const outcome = await deps.database.db.transaction(async (tx) => {
@@ -156,6 +172,7 @@ export async function startConsumer(
             return res;
           });
           messagesTotal.inc({ consumer: def.name, result: outcome.result });
+          span.setAttribute('pin.consumer.result', outcome.result);
           if (outcome.result === 'applied') mlog.info({ result: 'applied' }, 'consumer applied');
           else mlog.info({ result: outcome.result, detail: 'detail' in outcome ? outcome.detail : undefined }, 'consumer no-op');
           break;
@@ -164,10 +181,13 @@ export async function startConsumer(
             await sendToDlq(fullTopic, partition, message, e.code, e.message);
             await recordRejection(envelope.messageId, topic, e.code, e.record);
             messagesTotal.inc({ consumer: def.name, result: 'rejected' });
+            span.setAttributes({ 'pin.consumer.result': 'rejected', 'pin.reject.code': e.code });
+            markSpanFailed(span, e.code);
             mlog.warn({ code: e.code, reason: e.message }, 'consumer rejected message to DLQ');
             break;
           }
           retriesTotal.inc({ consumer: def.name });
+          span.recordException(e instanceof Error ? e : String(e));
           if (stopping) throw e; // leave the offset uncommitted; the next owner retries
           const delay = Math.min(30_000, 200 * 2 ** Math.min(attempt, 8));
           mlog.error({ attempt, delayMs: delay, err: { message: (e as Error).message } }, 'consumer transient failure, retrying');
@@ -177,7 +197,7 @@ export async function startConsumer(
       }
       await commit();
       processingDelay.set({ consumer: def.name }, Math.max(0, (Date.now() - Number(message.timestamp)) / 1000));
-    },
+    }),
   });
 
   return {

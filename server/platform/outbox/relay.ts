@@ -6,6 +6,7 @@ import type { Logger } from '../logger';
 import { counter, gauge } from '../metrics';
 import { toHeaders } from '../kafka/client';
 import { withPrefix } from '../kafka/topics';
+import { linkFromHeaders, SpanKind, withSpan } from '../tracing';
 import type { OutboxName } from './write';
 
 const published = counter('pin_outbox_published_total', 'Outbox rows acknowledged by the broker', ['outbox']);
@@ -17,20 +18,30 @@ let metricsDb: Database | undefined;
 export function bindOutboxMetrics(database: Database): void {
   metricsDb = database;
 }
+// a scrape must not fail (and lose every other metric) while the database is unreachable: on an
+// error the gauges keep their last values
 gauge('pin_outbox_backlog', 'Unpublished outbox rows', ['outbox'], async function () {
   if (!metricsDb) return;
-  for (const o of ['crm', 'chessboard'] as const) {
-    const [r] = await metricsDb.sql.unsafe(`SELECT count(*)::int AS n FROM ${o}.outbox WHERE published_at IS NULL`);
-    this.set({ outbox: o }, r.n);
+  try {
+    for (const o of ['crm', 'chessboard'] as const) {
+      const [r] = await metricsDb.sql.unsafe(`SELECT count(*)::int AS n FROM ${o}.outbox WHERE published_at IS NULL`);
+      this.set({ outbox: o }, r.n);
+    }
+  } catch {
+    /* kept */
   }
 });
 gauge('pin_outbox_oldest_pending_age_seconds', 'Age of the oldest unpublished outbox row', ['outbox'], async function () {
   if (!metricsDb) return;
-  for (const o of ['crm', 'chessboard'] as const) {
-    const [r] = await metricsDb.sql.unsafe(
-      `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age FROM ${o}.outbox WHERE published_at IS NULL`,
-    );
-    this.set({ outbox: o }, r.age);
+  try {
+    for (const o of ['crm', 'chessboard'] as const) {
+      const [r] = await metricsDb.sql.unsafe(
+        `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age FROM ${o}.outbox WHERE published_at IS NULL`,
+      );
+      this.set({ outbox: o }, r.age);
+    }
+  } catch {
+    /* kept */
   }
 });
 
@@ -124,7 +135,14 @@ export class OutboxRelay {
       }
       const ids = rows.map((r) => r.id);
       try {
-        await this.deps.producer.sendBatch({ topicMessages, acks: -1 });
+        // one PRODUCER span per batch, linked to the span that wrote each row (its traceparent header);
+        // the messages keep the writer's traceparent, so the consumer's span is the writer's child
+        const links = rows.map((r) => linkFromHeaders(r.headers)).filter((l) => l !== null);
+        await withSpan(`outbox-relay publish ${this.outbox}`, {
+          kind: SpanKind.PRODUCER,
+          links,
+          attributes: { 'messaging.system': 'kafka', 'messaging.batch.message_count': rows.length, 'pin.outbox': this.outbox },
+        }, () => this.deps.producer.sendBatch({ topicMessages, acks: -1 }));
       } catch (e) {
         const message = (e as Error).message ?? String(e);
         publishErrors.inc({ outbox: this.outbox });

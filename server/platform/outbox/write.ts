@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
 import { contracts, eventTypes, type Topic } from '../../contracts';
 import type { z } from 'zod';
 import type { Tx } from '../db';
+import { traceHeaders } from '../tracing';
 import { crmOutbox } from '../../crm/schema';
 import { chessboardOutbox } from '../../chessboard/schema';
 
@@ -48,7 +50,14 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
     aggregateType: event.aggregateType,
     aggregateId: event.aggregateId,
     payload: envelope,
-    headers: { correlationId: event.correlationId, causationId: event.causationId ?? null, contractVersion: '1' },
+    // traceparent of the writing span (command, job cycle or consumer): the relay copies the headers
+    // onto the Kafka message and the consumer continues the trace from it (tracing.ts)
+    headers: { correlationId: event.correlationId, causationId: event.causationId ?? null, contractVersion: '1', ...traceHeaders() },
+  });
+  // per item on the writer's span (a job cycle writes many): which event, for which tenant, in which run/request
+  trace.getActiveSpan()?.addEvent('outbox.write', {
+    'pin.outbox': outbox, 'messaging.destination.name': event.topic, 'messaging.message.id': messageId,
+    'pin.tenant_id': event.tenantId, 'pin.correlation_id': event.correlationId,
   });
   await tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, '')`);
   return messageId;

@@ -1,0 +1,18 @@
+/**
+ * Every module that declares Prometheus metrics, imported for their side effect (registration in the
+ * process registry). A metric exists in a scrape only once its module is loaded; the web app imports
+ * this from getServices() so that /api/metrics lists every name from the first scrape, not only those
+ * of the routes that happened to run. observability.test.ts fails when a module that declares a
+ * metric is missing here.
+ */
+import '../crm/metrics';
+import '../chessboard/metrics';
+import '../catalog/retention-metrics';
+import '../ops/reconciliation';
+import '../auth/sign-in';
+import '../trpc/http-metrics';
+import './jobs/run-log';
+import './jobs/scheduler';
+import './kafka/consumer-runner';
+import './kafka/lag';
+import './outbox/relay';

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import postgres from 'postgres';
 import { createTopics, dropDatabase, ensureDatabase, ensureInfra, REPO_ROOT, DATA_DIR } from './infra/index';
 import { freePort } from './infra/postgres';
 import { runMigrations } from '../server/platform/migrate';
@@ -54,6 +55,12 @@ async function main(): Promise<number> {
       const prefix = `e2e${Date.now().toString(36)}.`;
       await createTopics(infra.kafkaBrokers, prefix);
       await seed(dbUrl, log);
+      // e2e/ops.spec.ts drives the hold-expiration safety net by hand ("Run now", then "Resume"): paused
+      // from the start, so the seeded stuck holds are still stuck when it looks at them
+      const control = postgres(dbUrl, { max: 1, onnotice: () => {} });
+      await control`INSERT INTO ops.job_controls (job, paused, changed_by, changed_at, reason)
+        VALUES ('property-object-hold-expiration', true, 'e2e', now(), 'e2e: ops.spec runs it by hand') ON CONFLICT (job) DO UPDATE SET paused = true`;
+      await control.end();
       const port = await freePort();
       const env: NodeJS.ProcessEnv = {
         ...process.env, DATABASE_URL: dbUrl, KAFKA_BROKERS: infra.kafkaBrokers, KAFKA_TOPIC_PREFIX: prefix,

@@ -3,6 +3,7 @@ import { propertyObjectHoldExpirationJob } from './chessboard/property-object-ho
 import { projectAggregatesRecalcJob } from './chessboard/project-aggregates-recalc.job';
 import { delistedRetentionJob } from './catalog/delisted-retention.job';
 import { createOutboxRelayJob } from './platform/outbox/outbox-relay.job';
+import { reconciliationJob } from './ops/reconciliation.job';
 import type { JobDefinition, JobName } from './platform/jobs/types';
 
 /** Every worker job by its fixed name (DESIGN.md). The relay is stateful, so each caller gets its own. */
@@ -13,5 +14,6 @@ export function createJobs(): Record<JobName, JobDefinition> {
     'project-aggregates-recalc': projectAggregatesRecalcJob,
     'delisted-retention': delistedRetentionJob,
     'outbox-relay': createOutboxRelayJob(),
+    reconciliation: reconciliationJob,
   };
 }

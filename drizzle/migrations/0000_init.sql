@@ -141,6 +141,7 @@ CREATE TABLE "chessboard"."crm_booking_versions" (
 	"deal_id" uuid NOT NULL,
 	"applied_version" integer NOT NULL,
 	"released" boolean DEFAULT false NOT NULL,
+	"last_event_at" timestamp (3) with time zone,
 	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
@@ -322,11 +323,38 @@ CREATE TABLE "ops"."audit_log" (
 	"details" jsonb
 );
 --> statement-breakpoint
+CREATE TABLE "ops"."dlq_messages" (
+	"topic" text NOT NULL,
+	"partition" integer NOT NULL,
+	"offset" bigint NOT NULL,
+	"consumer_group" text NOT NULL,
+	"error_code" text,
+	"error_message" text,
+	"original_topic" text,
+	"original_partition" integer,
+	"original_offset" text,
+	"key" text,
+	"value" text,
+	"headers" jsonb DEFAULT '{}'::jsonb NOT NULL,
+	"message_id" uuid,
+	"aggregate_id" text,
+	"tenant_id" uuid,
+	"failed_at" timestamp (3) with time zone,
+	"read_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"decision" text,
+	"decided_at" timestamp (3) with time zone,
+	"decided_by" text,
+	"decision_reason" text,
+	CONSTRAINT "ops_dlq_messages_pk" PRIMARY KEY("topic","partition","offset"),
+	CONSTRAINT "ck_dlq_messages_decision" CHECK ("ops"."dlq_messages"."decision" IS NULL OR "ops"."dlq_messages"."decision" IN ('requeued', 'discarded'))
+);
+--> statement-breakpoint
 CREATE TABLE "ops"."job_controls" (
 	"job" text PRIMARY KEY NOT NULL,
 	"paused" boolean DEFAULT false NOT NULL,
 	"changed_by" text,
-	"changed_at" timestamp (3) with time zone
+	"changed_at" timestamp (3) with time zone,
+	"reason" text
 );
 --> statement-breakpoint
 CREATE TABLE "ops"."job_runs" (
@@ -350,6 +378,13 @@ CREATE TABLE "auth"."login_attempts" (
 	"ip" text NOT NULL,
 	"at" timestamp with time zone DEFAULT now() NOT NULL,
 	"success" boolean NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "ops"."metric_samples" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"name" text NOT NULL,
+	"value" double precision NOT NULL,
+	"at" timestamp (3) with time zone NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "auth"."sessions" (
@@ -410,7 +445,10 @@ CREATE INDEX "ix_property_object_cards_delisted_updated_at" ON "catalog"."proper
 CREATE INDEX "ix_property_object_cards_project" ON "catalog"."property_object_cards" USING btree ("project_id");--> statement-breakpoint
 CREATE INDEX "ix_po_display_overrides_object" ON "catalog"."property_object_display_overrides" USING btree ("property_object_id");--> statement-breakpoint
 CREATE INDEX "ix_audit_log_at" ON "ops"."audit_log" USING btree ("at");--> statement-breakpoint
+CREATE INDEX "ix_dlq_messages_undecided" ON "ops"."dlq_messages" USING btree ("consumer_group","failed_at") WHERE decision IS NULL;--> statement-breakpoint
+CREATE INDEX "ix_dlq_messages_message" ON "ops"."dlq_messages" USING btree ("message_id");--> statement-breakpoint
 CREATE INDEX "ix_job_runs_job_started" ON "ops"."job_runs" USING btree ("job","started_at");--> statement-breakpoint
 CREATE INDEX "ix_login_attempts_email" ON "auth"."login_attempts" USING btree ("email_hash","at");--> statement-breakpoint
 CREATE INDEX "ix_login_attempts_ip" ON "auth"."login_attempts" USING btree ("ip","at");--> statement-breakpoint
+CREATE INDEX "ix_metric_samples_name_at" ON "ops"."metric_samples" USING btree ("name","at");--> statement-breakpoint
 CREATE INDEX "ix_sessions_user" ON "auth"."sessions" USING btree ("user_id");

@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, boolean, check, index, jsonb, pgSchema, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uuid,
+} from 'drizzle-orm/pg-core';
 
 export const ops = pgSchema('ops');
 
@@ -28,6 +30,8 @@ export const jobControls = ops.table('job_controls', {
   paused: boolean('paused').notNull().default(false),
   changedBy: text('changed_by'),
   changedAt: timestamp('changed_at', { withTimezone: true, precision: 3 }),
+  /** why the job was paused / resumed (also in ops.audit_log) */
+  reason: text('reason'),
 });
 
 /** Who did what by hand (manual release, DLQ requeue/discard, reconciliation repairs). */
@@ -41,6 +45,57 @@ export const auditLog = ops.table('audit_log', {
   reason: text('reason'),
   details: jsonb('details'),
 }, (t) => [index('ix_audit_log_at').on(t.at)]);
+
+/**
+ * Trend history of the ops dashboard's figures (sparklines): one row per figure and sample, written at
+ * most once a minute (by the reconciliation job and by overview reads), pruned after 30 days.
+ */
+export const metricSamples = ops.table('metric_samples', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  name: text('name').notNull(),
+  value: doublePrecision('value').notNull(),
+  at: timestamp('at', { withTimezone: true, precision: 3 }).notNull(),
+}, (t) => [index('ix_metric_samples_name_at').on(t.name, t.at)]);
+
+export const DLQ_DECISIONS = ['requeued', 'discarded'] as const;
+
+/**
+ * The records of the `<group>.dlq` topics as the ops dashboard read them (a cache keyed by the DLQ
+ * record's own topic/partition/offset), and the operator's decision on each: requeued to the original
+ * topic or discarded. Undecided rows are the ones ops still has to look at.
+ */
+export const dlqMessages = ops.table('dlq_messages', {
+  /** the (prefixed) DLQ topic and the record's position in it */
+  topic: text('topic').notNull(),
+  partition: integer('partition').notNull(),
+  offset: bigint('offset', { mode: 'number' }).notNull(),
+  /** the consumer group that rejected it (unprefixed, = inbox consumer name) */
+  consumerGroup: text('consumer_group').notNull(),
+  errorCode: text('error_code'),
+  errorMessage: text('error_message'),
+  /** headers dlq.original.*: where the message was consumed from */
+  originalTopic: text('original_topic'),
+  originalPartition: integer('original_partition'),
+  originalOffset: text('original_offset'),
+  key: text('key'),
+  value: text('value'),
+  /** the message's own headers (without dlq.*), replayed on requeue */
+  headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
+  messageId: uuid('message_id'),
+  aggregateId: text('aggregate_id'),
+  tenantId: uuid('tenant_id'),
+  failedAt: timestamp('failed_at', { withTimezone: true, precision: 3 }),
+  readAt: timestamp('read_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  decision: text('decision', { enum: DLQ_DECISIONS }),
+  decidedAt: timestamp('decided_at', { withTimezone: true, precision: 3 }),
+  decidedBy: text('decided_by'),
+  decisionReason: text('decision_reason'),
+}, (t) => [
+  primaryKey({ name: 'ops_dlq_messages_pk', columns: [t.topic, t.partition, t.offset] }),
+  check('ck_dlq_messages_decision', sql`${t.decision} IS NULL OR ${t.decision} IN ('requeued', 'discarded')`),
+  index('ix_dlq_messages_undecided').on(t.consumerGroup, t.failedAt).where(sql`decision IS NULL`),
+  index('ix_dlq_messages_message').on(t.messageId),
+]);
 
 export const auth = pgSchema('auth');
 

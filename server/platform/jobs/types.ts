@@ -9,6 +9,7 @@ export const JOB_NAMES = [
   'project-aggregates-recalc',
   'delisted-retention',
   'outbox-relay',
+  'reconciliation',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 

@@ -1,0 +1,132 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import { ErrorNotice } from '@/app/_components/error-notice';
+import { useFormat } from '@/app/_components/format';
+import { Time } from '@/app/_components/time';
+import { useTRPC } from '@/app/_components/trpc';
+import { LineChart, SERIES_COLOURS } from './charts';
+import { Freshness, LIVE, RunStatusBadge, ShortId, useDuration } from './common';
+import { JobActions } from './jobs';
+
+export function CatalogPage() {
+  const t = useTranslations('ops.catalog');
+  const to = useTranslations('ops');
+  const tj = useTranslations('ops.jobs');
+  const trpc = useTRPC();
+  const f = useFormat();
+  const duration = useDuration();
+  const q = useQuery(trpc.ops.dashboard.catalog.queryOptions(undefined, LIVE));
+  const jobs = useQuery(trpc.ops.dashboard.jobs.queryOptions(undefined, LIVE));
+  const retention = jobs.data?.find((j) => j.name === 'delisted-retention');
+  const d = q.data;
+  return (
+    <div className="ops-page">
+      <div className="ops-head">
+        <h2>{t('title')}</h2>
+        <Freshness asOf={d?.asOf} fetching={q.isFetching} />
+        {retention ? <JobActions job="delisted-retention" paused={retention.paused} /> : null}
+      </div>
+      <ErrorNotice error={q.error} />
+      {!d ? <p className="muted">{to('loading')}</p> : (
+        <>
+          <p className="small muted">
+            {t('settings', { period: duration(d.settings.retentionPeriodMs), batch: d.settings.batchSize, batches: d.settings.maxBatchesPerRun, max: duration(d.settings.maxRunDurationMs) })}
+            {' · '}{t('cutoff')} <Time value={d.backlog.cutoff} />
+            {retention ? <> · {tj('nextRun')} <Time value={retention.nextRunAt} /> ({retention.timezone})</> : null}
+          </p>
+          <div className="ops-tiles ops-tiles-4">
+            <section className="ops-tile" data-testid="catalog-backlog-objects">
+              <h3>{t('objects')}</h3>
+              <div className="ops-figures">
+                <div className="ops-figure ops-figure-emphasis"><span className="ops-figure-value" data-testid="backlog-objects-past">{f.integer(d.backlog.propertyObjects.pastCutoff)}</span><span className="ops-figure-label">{t('pastCutoff')}</span></div>
+                <div className="ops-figure"><span className="ops-figure-value" data-testid="backlog-objects-all">{f.integer(d.backlog.propertyObjects.all)}</span><span className="ops-figure-label">{t('allDelisted')}</span></div>
+              </div>
+              <p className="small muted">{t('oldest')} <Time value={d.backlog.propertyObjects.oldestUpdatedAt} /></p>
+            </section>
+            <section className="ops-tile" data-testid="catalog-backlog-projects">
+              <h3>{t('projects')}</h3>
+              <div className="ops-figures">
+                <div className="ops-figure ops-figure-emphasis"><span className="ops-figure-value" data-testid="backlog-projects-past">{f.integer(d.backlog.projects.pastCutoff)}</span><span className="ops-figure-label">{t('pastCutoff')}</span></div>
+                <div className="ops-figure"><span className="ops-figure-value">{f.integer(d.backlog.projects.all)}</span><span className="ops-figure-label">{t('allDelisted')}</span></div>
+              </div>
+              <p className="small muted">{t('oldest')} <Time value={d.backlog.projects.oldestUpdatedAt} /></p>
+            </section>
+            <section className="ops-tile" data-testid="catalog-next-run">
+              <h3>{t('nextRunTitle')}</h3>
+              <div className="ops-figures">
+                <div className="ops-figure ops-figure-emphasis"><span className="ops-figure-value" data-testid="next-run-objects">{f.integer(d.candidates.propertyObjects.count)}</span><span className="ops-figure-label">{t('objectCards')}</span></div>
+                <div className="ops-figure"><span className="ops-figure-value">{f.integer(d.candidates.projects.count)}</span><span className="ops-figure-label">{t('projectCards')}</span></div>
+              </div>
+              <p className="small">{t('oldest')} <Time value={d.candidates.propertyObjects.oldestUpdatedAt ?? d.candidates.projects.oldestUpdatedAt} /></p>
+              <p className="small muted">
+                {t('batches', { n: d.candidates.estimatedBatches })}{' · '}
+                {d.candidates.fitsInOneRun ? t('fits') : <span className="text-alert">⚠ {t('doesNotFit')}</span>}
+                {d.candidates.projects.waitingForObjectCards > 0 ? <> · {t('waiting', { n: d.candidates.projects.waitingForObjectCards })}</> : null}
+              </p>
+            </section>
+            <section className="ops-tile" data-testid="catalog-contention">
+              <h3>{t('contention')}</h3>
+              <div className="ops-figures">
+                <div className="ops-figure"><span className="ops-figure-value">{f.integer(d.contention.skippedRuns)}</span><span className="ops-figure-label">{t('skippedRuns')}</span></div>
+              </div>
+              <p className="small muted">{d.contention.lastSkippedAt ? <>{t('lastSkipped')} <Time value={d.contention.lastSkippedAt} /></> : t('noContention')}</p>
+            </section>
+          </div>
+          <section className="ops-section" aria-labelledby="backlog-chart-title">
+            <h3 id="backlog-chart-title">{t('chartTitle')}</h3>
+            {(d.trends['delisted.all']?.length ?? 0) > 1 ? (
+              <LineChart
+                label={t('chartTitle')}
+                timeFormat={(x) => f.dateTime(x)}
+                series={[
+                  { key: 'all', label: t('allDelisted'), colour: SERIES_COLOURS.blue, points: d.trends['delisted.all'] ?? [] },
+                  { key: 'past', label: t('pastCutoff'), colour: SERIES_COLOURS.vermillion, dashed: true, points: d.trends['delisted.past_cutoff'] ?? [] },
+                ]}
+              />
+            ) : <p className="empty-state small">{t('noHistory')}</p>}
+          </section>
+          <section className="ops-section" aria-labelledby="retention-runs-title">
+            <h3 id="retention-runs-title">{t('runsTitle')}</h3>
+            <div className="table-wrap">
+              <table className="table ops-table" data-testid="retention-runs-table">
+                <caption className="sr-only">{t('runsTitle')}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{t('started')}</th>
+                    <th scope="col">{tj('trigger.label')}</th>
+                    <th scope="col">{t('status')}</th>
+                    <th scope="col" className="num">{t('deletedObjects')}</th>
+                    <th scope="col" className="num">{t('deletedProjects')}</th>
+                    <th scope="col" className="num">{t('deletedOverrides')}</th>
+                    <th scope="col" className="num">{t('batchesCol')}</th>
+                    <th scope="col">{t('hasMore')}</th>
+                    <th scope="col" className="num">{t('duration')}</th>
+                    <th scope="col">{t('runId')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.runs.map((r) => (
+                    <tr key={r.runId} data-run-id={r.runId}>
+                      <td><Time value={r.startedAt} seconds /></td>
+                      <td className="small">{tj(`trigger.${r.trigger}`)}</td>
+                      <td><RunStatusBadge status={r.status} />{r.error ? <div className="small text-alert">{r.error}</div> : null}</td>
+                      <td className="num" data-testid="run-deleted-objects">{r.deletedPropertyObjectCards}</td>
+                      <td className="num" data-testid="run-deleted-projects">{r.deletedProjectCards}</td>
+                      <td className="num">{r.deletedOverrides}</td>
+                      <td className="num">{r.batchesProcessed}</td>
+                      <td>{r.hasMore ? <span className="text-alert">⚠ {t('yes')}</span> : t('no')}</td>
+                      <td className="num">{duration(r.durationMs)}</td>
+                      <td><ShortId id={r.runId} /></td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {d.runs.length === 0 ? <p className="empty-state">{t('noRuns')}</p> : null}
+            </div>
+          </section>
+        </>
+      )}
+    </div>
+  );
+}

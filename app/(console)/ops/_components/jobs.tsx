@@ -1,0 +1,241 @@
+'use client';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import { usePathname, useRouter, useSearchParams } from 'next/navigation';
+import { useCallback, useState } from 'react';
+import { ConfirmDialog } from '@/app/_components/confirm-dialog';
+import { ErrorNotice } from '@/app/_components/error-notice';
+import { useFormat } from '@/app/_components/format';
+import { Time } from '@/app/_components/time';
+import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
+import { BarsAndLine } from './charts';
+import { LIVE, RunStatusBadge, ShortId, useDuration, useInvalidateOps, useOpsAccess } from './common';
+
+type JobRow = RouterOutputs['ops']['dashboard']['jobs'][number];
+type JobName = JobRow['name'];
+type RunRow = RouterOutputs['ops']['dashboard']['jobRuns'][number];
+const STATUSES = ['succeeded', 'failed', 'skipped'] as const;
+
+/** datetime-local value (user's zone) → Date */
+const fromLocal = (v: string | null) => (v ? new Date(v) : undefined);
+
+/** The summary counters of a run, as "Key: value" (nested objects flattened one level). */
+export function SummaryCounters({ summary }: { summary: Record<string, unknown> }) {
+  const entries = Object.entries(summary).filter(([k, v]) => k !== 'AsOf' && k !== 'Cutoff' && (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length < 40)));
+  if (entries.length === 0) return <span className="muted">—</span>;
+  return (
+    <span className="ops-counters">
+      {entries.map(([k, v]) => <span key={k} className="ops-counter"><span className="muted">{k}</span> <span className="mono">{String(v)}</span></span>)}
+    </span>
+  );
+}
+
+/** "Run now" and pause/resume of one job, with their confirmation dialogs (ops only). */
+export function JobActions({ job, paused, compact = false }: { job: JobName; paused: boolean; compact?: boolean }) {
+  const t = useTranslations('ops.jobs');
+  const trpc = useTRPC();
+  const invalidate = useInvalidateOps();
+  const { canAct } = useOpsAccess();
+  const [dialog, setDialog] = useState<'run' | 'pause' | 'resume' | null>(null);
+  const [result, setResult] = useState<RouterOutputs['ops']['dashboard']['runJobNow'] | null>(null);
+  const done = () => { setDialog(null); void invalidate(); };
+  const run = useMutation(trpc.ops.dashboard.runJobNow.mutationOptions({ onSuccess: (r) => { setResult(r); done(); } }));
+  const pause = useMutation(trpc.ops.dashboard.pauseJob.mutationOptions({ onSuccess: done }));
+  const resume = useMutation(trpc.ops.dashboard.resumeJob.mutationOptions({ onSuccess: done }));
+  if (!canAct) return null;
+  const cls = `btn ${compact ? 'btn-small' : ''}`;
+  return (
+    <span className="actions-inline">
+      <button type="button" className={`${cls} btn-primary`} data-action="run-now" data-job={job} onClick={() => { run.reset(); setResult(null); setDialog('run'); }} disabled={run.isPending}>
+        {run.isPending ? t('running') : t('runNow')}
+      </button>
+      {paused
+        ? <button type="button" className={cls} data-action="resume" data-job={job} onClick={() => { resume.reset(); setDialog('resume'); }}>{t('resume')}</button>
+        : <button type="button" className={cls} data-action="pause" data-job={job} onClick={() => { pause.reset(); setDialog('pause'); }}>{t('pause')}</button>}
+      {result ? (
+        <span className="small" role="status" data-testid={`run-result-${job}`}>
+          <RunStatusBadge status={result.status} /> {result.error ? <span className="text-alert">{result.error}</span> : null}
+        </span>
+      ) : null}
+      <ConfirmDialog
+        open={dialog === 'run'}
+        title={t('runTitle', { job })}
+        message={t('runMessage')}
+        confirmLabel={t('runNow')}
+        fields={[{ name: 'reason', label: t('reasonOptional') }]}
+        pending={run.isPending}
+        error={run.error}
+        onConfirm={(v) => run.mutate({ job, reason: v.reason?.trim() || undefined })}
+        onClose={() => setDialog(null)}
+      />
+      <ConfirmDialog
+        open={dialog === 'pause'}
+        title={t('pauseTitle', { job })}
+        message={t('pauseMessage')}
+        confirmLabel={t('pause')}
+        danger
+        fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
+        pending={pause.isPending}
+        error={pause.error}
+        onConfirm={(v) => pause.mutate({ job, reason: v.reason.trim() })}
+        onClose={() => setDialog(null)}
+      />
+      <ConfirmDialog
+        open={dialog === 'resume'}
+        title={t('resumeTitle', { job })}
+        message={t('resumeMessage')}
+        confirmLabel={t('resume')}
+        fields={[{ name: 'reason', label: t('reasonOptional') }]}
+        pending={resume.isPending}
+        error={resume.error}
+        onConfirm={(v) => resume.mutate({ job, reason: v.reason?.trim() || undefined })}
+        onClose={() => setDialog(null)}
+      />
+    </span>
+  );
+}
+
+export function JobsPage() {
+  const t = useTranslations('ops.jobs');
+  const to = useTranslations('ops');
+  const trpc = useTRPC();
+  const router = useRouter();
+  const pathname = usePathname();
+  const params = useSearchParams();
+  const duration = useDuration();
+  const jobs = useQuery(trpc.ops.dashboard.jobs.queryOptions(undefined, LIVE));
+  const setParams = useCallback((patch: Record<string, string | null>) => {
+    const next = new URLSearchParams(params.toString());
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null || v === '') next.delete(k);
+      else next.set(k, v);
+    }
+    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
+  }, [params, pathname, router]);
+  const selected = (jobs.data?.find((j) => j.name === params.get('job'))?.name ?? jobs.data?.[0]?.name) as JobName | undefined;
+
+  return (
+    <div className="ops-page">
+      <div className="ops-head"><h2>{t('title')}</h2></div>
+      <ErrorNotice error={jobs.error} />
+      <div className="table-wrap">
+        <table className="table ops-table" data-testid="jobs-table">
+          <caption className="sr-only">{t('title')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('job')}</th>
+              <th scope="col">{t('schedule')}</th>
+              <th scope="col">{t('nextRun')}</th>
+              <th scope="col">{t('state')}</th>
+              <th scope="col">{t('lastRun')}</th>
+              <th scope="col">{t('duration')}</th>
+              <th scope="col">{t('summary')}</th>
+              <th scope="col"><span className="sr-only">{t('actions')}</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {jobs.data?.map((j) => (
+              <tr key={j.name} data-job={j.name} aria-selected={selected === j.name} className={selected === j.name ? 'row-selected' : undefined}>
+                <th scope="row">
+                  <button type="button" className="link-button mono" onClick={() => setParams({ job: j.name })} aria-pressed={selected === j.name}>{j.name}</button>
+                  <div className="muted small ops-job-desc">{t(`describe.${j.name}`)}</div>
+                </th>
+                <td><span className="mono">{j.cron}</span><div className="muted small">{j.timezone}</div></td>
+                <td>{j.paused ? <span className="muted">{t('pausedNoRun')}</span> : <Time value={j.nextRunAt} seconds />}</td>
+                <td>
+                  {j.paused
+                    ? <span className="badge run-paused" title={j.control?.reason ?? undefined}><span aria-hidden="true">‖ </span>{t('paused')}</span>
+                    : <span className="badge run-active"><span aria-hidden="true">▶ </span>{t('active')}</span>}
+                  {j.paused && j.control ? <div className="muted small">{j.control.changedByName ?? j.control.changedBy}{j.control.reason ? `: ${j.control.reason}` : ''}</div> : null}
+                </td>
+                <td>
+                  {j.lastRun ? <><RunStatusBadge status={j.lastRun.status} /> <Time value={j.lastRun.startedAt} seconds /><div className="muted small">{t(`trigger.${j.lastRun.trigger}`)}</div></> : <span className="muted">{t('never')}</span>}
+                  {j.lastRun?.error ? <div className="small text-alert" title={j.lastRun.error}>{j.lastRun.error.slice(0, 80)}</div> : null}
+                </td>
+                <td className="num">{duration(j.lastRun?.durationMs)}</td>
+                <td className="small">{j.lastRun ? <SummaryCounters summary={j.lastRun.summary} /> : null}</td>
+                <td><JobActions job={j.name} paused={j.paused} compact /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {jobs.isPending ? <p className="muted">{to('loading')}</p> : null}
+      </div>
+      {selected ? <JobHistory job={selected} params={params} setParams={setParams} /> : null}
+    </div>
+  );
+}
+
+function JobHistory({ job, params, setParams }: { job: JobName; params: URLSearchParams; setParams: (p: Record<string, string | null>) => void }) {
+  const t = useTranslations('ops.jobs');
+  const trpc = useTRPC();
+  const f = useFormat();
+  const duration = useDuration();
+  const statuses = (params.get('status')?.split(',').filter((s): s is (typeof STATUSES)[number] => (STATUSES as readonly string[]).includes(s))) ?? [];
+  const from = params.get('from');
+  const to = params.get('to');
+  const runs = useQuery(trpc.ops.dashboard.jobRuns.queryOptions(
+    { job, statuses: statuses.length ? statuses : undefined, from: fromLocal(from), to: fromLocal(to), limit: 200 },
+    { ...LIVE, placeholderData: keepPreviousData },
+  ));
+  const rows = runs.data ?? [];
+  return (
+    <section className="ops-section" aria-labelledby="job-history-title" data-testid="job-history">
+      <div className="ops-head"><h2 id="job-history-title">{t('historyOf', { job })}</h2></div>
+      <div className="filter-bar">
+        <span className="chips" role="group" aria-label={t('status')}>
+          <span className="filter-label">{t('status')}</span>
+          {STATUSES.map((s) => {
+            const on = statuses.includes(s);
+            return <button key={s} type="button" className="chip" aria-pressed={on} onClick={() => setParams({ status: (on ? statuses.filter((x) => x !== s) : [...statuses, s]).join(',') || null })}><RunStatusBadge status={s} /></button>;
+          })}
+        </span>
+        <label className="field-inline"><span>{t('from')}</span><input type="datetime-local" value={from ?? ''} onChange={(e) => setParams({ from: e.target.value })} /></label>
+        <label className="field-inline"><span>{t('to')}</span><input type="datetime-local" value={to ?? ''} onChange={(e) => setParams({ to: e.target.value })} /></label>
+      </div>
+      <ErrorNotice error={runs.error} />
+      {rows.length > 1 ? (
+        <BarsAndLine
+          points={rows.map((r) => ({ at: r.startedAt, bar: r.items, line: r.durationMs }))}
+          bars={{ label: t('items') }}
+          line={{ label: t('duration') }}
+          label={t('chartLabel', { job })}
+          timeFormat={(d) => f.dateTimeSeconds(d)}
+          lineFormat={(v) => duration(v)}
+        />
+      ) : null}
+      <div className="table-wrap">
+        <table className="table ops-table" data-testid="job-runs-table">
+          <caption className="sr-only">{t('historyOf', { job })}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('started')}</th>
+              <th scope="col">{t('trigger.label')}</th>
+              <th scope="col">{t('status')}</th>
+              <th scope="col">{t('duration')}</th>
+              <th scope="col">{t('items')}</th>
+              <th scope="col">{t('summary')}</th>
+              <th scope="col">{t('error')}</th>
+              <th scope="col">{t('runId')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r: RunRow) => (
+              <tr key={r.id} data-run-id={r.runId}>
+                <td><Time value={r.startedAt} seconds /></td>
+                <td className="small">{t(`trigger.${r.trigger}`)}</td>
+                <td><RunStatusBadge status={r.status} /></td>
+                <td className="num">{duration(r.durationMs)}</td>
+                <td className="num">{r.items ?? '—'}</td>
+                <td className="small"><SummaryCounters summary={r.summary} /></td>
+                <td className="small text-alert">{r.error}</td>
+                <td><ShortId id={r.runId} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {runs.data && rows.length === 0 ? <p className="empty-state">{t('noRuns')}</p> : null}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,237 @@
+'use client';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import Link from 'next/link';
+import { useState } from 'react';
+import { ConfirmDialog } from '@/app/_components/confirm-dialog';
+import { ErrorNotice } from '@/app/_components/error-notice';
+import { useFormat } from '@/app/_components/format';
+import { Time } from '@/app/_components/time';
+import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
+import { dealHref, Freshness, LIVE, objectHref, ShortId, useDuration, useInvalidateOps, useOpsAccess } from './common';
+
+type DlqRow = RouterOutputs['ops']['dashboard']['dlqMessages']['rows'][number];
+
+export function MessagingPage() {
+  const t = useTranslations('ops.messaging');
+  const to = useTranslations('ops');
+  const trpc = useTRPC();
+  const f = useFormat();
+  const duration = useDuration();
+  const m = useQuery(trpc.ops.dashboard.messaging.queryOptions(undefined, LIVE));
+  const d = m.data;
+  return (
+    <div className="ops-page">
+      <div className="ops-head">
+        <h2>{t('outboxTitle')}</h2>
+        <Freshness asOf={d?.asOf} fetching={m.isFetching} />
+      </div>
+      <ErrorNotice error={m.error} />
+      <div className="table-wrap">
+        <table className="table ops-table ops-table-auto" data-testid="outbox-table">
+          <caption className="sr-only">{t('outboxTitle')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('outbox')}</th>
+              <th scope="col" className="num">{t('pending')}</th>
+              <th scope="col">{t('oldestPending')}</th>
+              <th scope="col" className="num">{t('publishRate')}</th>
+              <th scope="col" className="num">{t('failing')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d?.outboxes.map((o) => (
+              <tr key={o.outbox} className={o.pending > 1000 ? 'row-alert' : undefined}>
+                <th scope="row" className="mono">{o.outbox}.outbox</th>
+                <td className="num strong">{f.integer(o.pending)}{o.pending > 1000 ? <span className="text-alert"> ⚠ {t('overThreshold')}</span> : null}</td>
+                <td>{o.oldestPendingAgeMs === null ? <span className="muted">—</span> : <>{duration(o.oldestPendingAgeMs)} <span className="muted small">(<Time value={o.oldestPendingAt} seconds />)</span></>}</td>
+                <td className="num">{f.area(o.publishRatePerMin)} <span className="muted small">{t('perMin', { n: o.publishedLast5Min })}</span></td>
+                <td className="num">{o.failing > 0 ? <span className="text-alert strong">⚠ {o.failing}</span> : 0}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {d && d.failing.length > 0 ? (
+        <div className="table-wrap">
+          <table className="table ops-table" data-testid="failing-rows-table">
+            <caption className="ops-caption">{t('failingRows')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('outbox')}</th>
+                <th scope="col">{t('id')}</th>
+                <th scope="col">{t('topic')}</th>
+                <th scope="col">{t('key')}</th>
+                <th scope="col">{t('created')}</th>
+                <th scope="col" className="num">{t('attempts')}</th>
+                <th scope="col">{t('lastError')}</th>
+                <th scope="col">{t('nextAttempt')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.failing.map((r) => (
+                <tr key={`${r.outbox}-${r.id}`}>
+                  <td className="mono">{r.outbox}</td>
+                  <td className="mono">{r.id}<div><ShortId id={r.messageId} /></div></td>
+                  <td className="mono small">{r.topic}</td>
+                  <td><ShortId id={r.key} /></td>
+                  <td><Time value={r.createdAt} seconds /></td>
+                  <td className="num">{r.attempts}</td>
+                  <td className="small text-alert ops-wrap">{r.lastError}</td>
+                  <td><Time value={r.nextAttemptAt} seconds /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+
+      <section id="consumers" className="ops-section" aria-labelledby="consumers-title">
+        <div className="ops-head"><h2 id="consumers-title">{t('consumersTitle')}</h2></div>
+        {d?.kafkaError ? <p className="notice notice-error">{to('kafkaDown', { error: d.kafkaError })}</p> : null}
+        <div className="table-wrap">
+          <table className="table ops-table ops-table-auto" data-testid="consumers-table">
+            <caption className="sr-only">{t('consumersTitle')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('group')}</th>
+                <th scope="col">{t('topic')}</th>
+                <th scope="col" className="num">{t('committed')}</th>
+                <th scope="col" className="num">{t('end')}</th>
+                <th scope="col" className="num">{t('lag')}</th>
+                <th scope="col">{t('behind')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d?.consumers?.flatMap((g) => g.topics.map((tp, i) => (
+                <tr key={`${g.group}-${tp.topic}`} className={tp.lag > 0 ? 'row-warn' : undefined}>
+                  {i === 0 ? <th scope="rowgroup" rowSpan={g.topics.length} className="mono small">{g.group}<div className="muted">{t('groupLag', { n: g.lag })}</div></th> : null}
+                  <td className="mono small">{tp.topic}</td>
+                  <td className="num" title={tp.partitions.map((p) => `p${p.partition}: ${p.committed ?? '—'}`).join(', ')}>{f.integer(tp.committed)}</td>
+                  <td className="num" title={tp.partitions.map((p) => `p${p.partition}: ${p.end}`).join(', ')}>{f.integer(tp.end)}</td>
+                  <td className="num strong">{f.integer(tp.lag)}</td>
+                  {i === 0 ? <td rowSpan={g.topics.length}>{g.lag > 0 && g.estimatedLagMs !== null ? <span className={g.estimatedLagMs > 5 * 60_000 ? 'text-alert strong' : undefined}>≈ {duration(g.estimatedLagMs)}</span> : <span className="muted">{t('caughtUp')}</span>}</td> : null}
+                </tr>
+              )))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+
+      <DlqSection sizes={d?.dlq ?? null} />
+    </div>
+  );
+}
+
+function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messaging']['dlq'] }) {
+  const t = useTranslations('ops.messaging');
+  const trpc = useTRPC();
+  const invalidate = useInvalidateOps();
+  const { canAct } = useOpsAccess();
+  const [showDecided, setShowDecided] = useState(false);
+  const [acting, setActing] = useState<{ row: DlqRow; action: 'requeue' | 'discard' } | null>(null);
+  const list = useQuery(trpc.ops.dashboard.dlqMessages.queryOptions({ includeDecided: showDecided }, LIVE));
+  const done = () => { setActing(null); void invalidate(); };
+  const requeue = useMutation(trpc.ops.dashboard.requeueDlq.mutationOptions({ onSuccess: done }));
+  const discard = useMutation(trpc.ops.dashboard.discardDlq.mutationOptions({ onSuccess: done }));
+  const ref = (r: DlqRow) => ({ topic: r.topic, partition: r.partition, offset: r.offset });
+  const mutation = acting?.action === 'requeue' ? requeue : discard;
+  return (
+    <section id="dlq" className="ops-section" aria-labelledby="dlq-title">
+      <div className="ops-head">
+        <h2 id="dlq-title">{t('dlqTitle')}</h2>
+        {sizes?.map((s) => <span key={s.group} className="badge ops-count" data-testid={`dlq-count-${s.group}`}>{s.group}.dlq: {s.size}</span>)}
+        <label className="field-inline small"><input type="checkbox" checked={showDecided} onChange={(e) => setShowDecided(e.target.checked)} /> {t('showDecided')}</label>
+      </div>
+      <p className="small muted">{t('dlqIntro')}</p>
+      <ErrorNotice error={list.error} />
+      {list.data?.syncError ? <p className="notice notice-warning small">{t('dlqSyncError', { error: list.data.syncError })}</p> : null}
+      <div className="table-wrap">
+        <table className="table ops-table" data-testid="dlq-table">
+          <caption className="sr-only">{t('dlqTitle')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('seen')}</th>
+              <th scope="col">{t('group')}</th>
+              <th scope="col">{t('errorCode')}</th>
+              <th scope="col">{t('original')}</th>
+              <th scope="col">{t('message')}</th>
+              <th scope="col">{t('links')}</th>
+              <th scope="col">{canAct ? t('decision') : t('decisionState')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.rows.map((r) => (
+              <tr key={`${r.topic}-${r.partition}-${r.offset}`} data-dlq-offset={r.offset}>
+                <td className="small">
+                  <div>{t('first')} <Time value={r.firstSeenAt} seconds /></div>
+                  <div>{t('last')} <Time value={r.lastSeenAt} seconds /></div>
+                  {r.occurrences > 1 ? <div className="text-alert">{t('occurrences', { n: r.occurrences })}</div> : null}
+                </td>
+                <td className="mono small">{r.consumerGroup}<div className="muted">p{r.partition} @ {r.offset}</div></td>
+                <td><span className="badge severity-warning">{r.errorCode ?? '—'}</span><div className="small muted ops-wrap">{r.errorMessage}</div></td>
+                <td className="mono small ops-wrap">{r.originalTopic}<div className="muted">p{r.originalPartition ?? '—'} @ {r.originalOffset ?? '—'}</div><div>{t('key')}: <ShortId id={r.key} /></div></td>
+                <td className="small">
+                  <div>{t('messageId')}: <ShortId id={r.messageId} /></div>
+                  {r.value ? (
+                    <details className="raw-json">
+                      <summary>{t('payload')}</summary>
+                      <pre>{pretty(r.value)}</pre>
+                    </details>
+                  ) : null}
+                </td>
+                <td className="small">
+                  {r.holdMismatch ? (
+                    <ul className="plain-list" data-testid="dlq-mismatch-links">
+                      <li>{t('object')}: {r.holdMismatch.objectNumber && objectHref(r.holdMismatch) ? <Link href={objectHref(r.holdMismatch)!} className="strong">{r.holdMismatch.objectNumber}</Link> : <ShortId id={r.holdMismatch.propertyObjectId} />} <span className="muted">({r.holdMismatch.objectStatus})</span></li>
+                      <li>{t('eventDeal')}: <ShortId id={r.holdMismatch.eventDealId} href={r.holdMismatch.eventDealId ? dealHref(r.holdMismatch.eventDealId) : undefined} /></li>
+                      <li>{t('holdDeal')}: <ShortId id={r.holdMismatch.holdDealId} href={r.holdMismatch.holdDealId ? dealHref(r.holdMismatch.holdDealId) : undefined} /></li>
+                      {r.holdMismatch.bookingId ? <li><Link href={`/bookings/${r.holdMismatch.bookingId}`}>{t('timeline')}</Link></li> : null}
+                      {r.holdMismatch.detail ? <li className="muted">{r.holdMismatch.detail}</li> : null}
+                    </ul>
+                  ) : r.aggregateId ? <span>{t('aggregate')}: <ShortId id={r.aggregateId} /></span> : <span className="muted">—</span>}
+                </td>
+                <td>
+                  {r.decision
+                    ? <span className="small"><span className="badge run-skipped">{t(`decided.${r.decision}`)}</span><div className="muted">{r.decisionReason}</div></span>
+                    : canAct ? (
+                      <span className="actions-inline">
+                        <button type="button" className="btn btn-small btn-primary" data-action="requeue" disabled={!r.originalTopic} onClick={() => { requeue.reset(); setActing({ row: r, action: 'requeue' }); }}>{t('requeue')}</button>
+                        <button type="button" className="btn btn-small btn-danger-outline" data-action="discard" onClick={() => { discard.reset(); setActing({ row: r, action: 'discard' }); }}>{t('discard')}</button>
+                      </span>
+                    ) : <span className="muted small">{t('undecided')}</span>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {list.data && list.data.rows.length === 0 ? <p className="empty-state" data-testid="dlq-empty">{t('dlqEmpty')}</p> : null}
+      </div>
+      <ConfirmDialog
+        open={acting !== null}
+        title={acting?.action === 'requeue' ? t('requeueTitle') : t('discardTitle')}
+        message={acting?.action === 'requeue' ? t('requeueMessage', { topic: acting.row.originalTopic ?? '' }) : t('discardMessage')}
+        confirmLabel={acting?.action === 'requeue' ? t('requeue') : t('discard')}
+        danger={acting?.action === 'discard'}
+        fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
+        pending={mutation.isPending}
+        error={mutation.error}
+        onConfirm={(v) => {
+          if (!acting) return;
+          const input = { ...ref(acting.row), reason: v.reason.trim() };
+          if (acting.action === 'requeue') requeue.mutate(input);
+          else discard.mutate(input);
+        }}
+        onClose={() => setActing(null)}
+      />
+    </section>
+  );
+}
+
+function pretty(value: string): string {
+  try {
+    return JSON.stringify(JSON.parse(value), null, 2);
+  } catch {
+    return value;
+  }
+}

@@ -1,0 +1,127 @@
+'use client';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import Link from 'next/link';
+import { useState } from 'react';
+import { ConfirmDialog } from '@/app/_components/confirm-dialog';
+import { ErrorNotice } from '@/app/_components/error-notice';
+import { Time } from '@/app/_components/time';
+import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
+import {
+  BookingStatusBadge, dealHref, Freshness, LIVE, objectHref, ObjectStatusBadge, ShortId, useDuration, useInvalidateOps, useOpsAccess,
+} from './common';
+
+type Row = RouterOutputs['ops']['dashboard']['reconciliation']['rows'][number];
+const KINDS = ['booking_not_held', 'hold_without_booking', 'timer_mismatch'] as const;
+
+export function ReconciliationPage() {
+  const t = useTranslations('ops.reconciliation');
+  const to = useTranslations('ops');
+  const trpc = useTRPC();
+  const duration = useDuration();
+  const invalidate = useInvalidateOps();
+  const { canAct } = useOpsAccess();
+  const [acting, setActing] = useState<{ row: Row; action: 'republish' | 'manual_release' } | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const q = useQuery(trpc.ops.dashboard.reconciliation.queryOptions(undefined, LIVE));
+  const repair = useMutation(trpc.ops.dashboard.repairReconciliation.mutationOptions({
+    onSuccess: (r) => {
+      setDone(r.action === 'republish' && 'topic' in r ? t('republished', { topic: r.topic }) : t('released'));
+      setActing(null);
+      void invalidate();
+    },
+  }));
+  const d = q.data;
+  return (
+    <div className="ops-page">
+      <div className="ops-head">
+        <h2>{t('title')}</h2>
+        <Freshness asOf={d?.asOf} fetching={q.isFetching} />
+        <button type="button" className="btn btn-small" onClick={() => void q.refetch()}>{t('checkNow')}</button>
+      </div>
+      <p className="small muted">{d ? t('intro', { tolerance: duration(d.toleranceMs), settle: duration(d.settleMs) }) : null}</p>
+      <ErrorNotice error={q.error} />
+      {done ? <p className="notice notice-success" role="status">{done}</p> : null}
+      {d ? (
+        <div className="ops-figures ops-kinds">
+          {KINDS.map((k) => (
+            <div key={k} className={`ops-figure${d.counts[k] > 0 ? ' ops-figure-alert' : ''}`} data-testid={`recon-count-${k}`}>
+              <span className="ops-figure-value">{d.counts[k]}</span>
+              <span className="ops-figure-label">{t(`kinds.${k}.title`)}</span>
+            </div>
+          ))}
+        </div>
+      ) : <p className="muted">{to('loading')}</p>}
+      <div className="table-wrap">
+        <table className="table ops-table" data-testid="reconciliation-table">
+          <caption className="sr-only">{t('title')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('kind')}</th>
+              <th scope="col">{t('object')}</th>
+              <th scope="col">{t('chessboard')}</th>
+              <th scope="col">{t('crm')}</th>
+              <th scope="col">{t('cause')}</th>
+              <th scope="col">{canAct ? t('repair') : t('repairs')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d?.rows.map((r) => (
+              <tr key={`${r.kind}-${r.propertyObjectId}-${r.bookingId ?? ''}`} data-kind={r.kind} data-object-id={r.propertyObjectId}>
+                <td title={t(`kinds.${r.kind}.hint`)}><strong>{t(`kinds.${r.kind}.title`)}</strong></td>
+                <td>
+                  {r.objectNumber ? <Link href={objectHref(r) ?? '#'} className="strong">{r.objectNumber}</Link> : <ShortId id={r.propertyObjectId} />}
+                  <div className="small muted">{r.projectName ?? '—'} · {r.tenantName ?? ''}</div>
+                </td>
+                <td className="small">
+                  {r.objectStatus ? <ObjectStatusBadge status={r.objectStatus} /> : <span className="text-alert">{t('noObject')}</span>}
+                  {r.objectTimer ? <div><Time value={r.objectTimer} seconds /></div> : null}
+                  {r.holdDealId ? <div>{t('deal')} <ShortId id={r.holdDealId} href={dealHref(r.holdDealId)} /></div> : null}
+                </td>
+                <td className="small">
+                  {r.bookingId ? (
+                    <>
+                      <BookingStatusBadge status={r.bookingStatus ?? ''} /> <span className="muted">v{r.bookingVersion}</span>
+                      {r.bookingTimer ? <div><Time value={r.bookingTimer} seconds /></div> : null}
+                      <div>{t('deal')} <ShortId id={r.bookingDealId} href={r.bookingDealId ? dealHref(r.bookingDealId) : undefined} /> · <Link href={`/bookings/${r.bookingId}`}>{t('timeline')}</Link></div>
+                    </>
+                  ) : <span className="muted">{t('noBooking')}</span>}
+                  {r.timerDiffMs !== null ? <div className="text-alert">{t('diff', { diff: `${r.timerDiffMs > 0 ? '+' : '−'}${duration(Math.abs(r.timerDiffMs))}` })}</div> : null}
+                </td>
+                <td className="small"><strong>{t(`causes.${r.cause}.title`)}</strong><div className="muted">{t(`causes.${r.cause}.hint`)}</div></td>
+                <td>
+                  <span className="actions-inline">
+                    {r.repairs.map((a) => canAct ? (
+                      <button key={a} type="button" className={`btn btn-small ${a === 'manual_release' ? 'btn-danger-outline' : 'btn-primary'}`} data-action={a}
+                        onClick={() => { repair.reset(); setDone(null); setActing({ row: r, action: a }); }}>
+                        {t(`actions.${a}`)}
+                      </button>
+                    ) : <span key={a} className="small muted">{t(`actions.${a}`)}</span>)}
+                  </span>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {d && d.rows.length === 0 ? <p className="empty-state" data-testid="reconciliation-empty">{t('empty')}</p> : null}
+      </div>
+      <ConfirmDialog
+        open={acting !== null}
+        title={acting ? t(`actions.${acting.action}Title`, { number: acting.row.objectNumber ?? '' }) : ''}
+        message={acting ? t(`actions.${acting.action}Message`, { status: acting.row.bookingStatus ?? '', version: acting.row.bookingVersion ?? '' }) : undefined}
+        confirmLabel={acting ? t(`actions.${acting.action}`) : ''}
+        danger={acting?.action === 'manual_release'}
+        fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
+        pending={repair.isPending}
+        error={repair.error}
+        onConfirm={(v) => {
+          if (!acting) return;
+          const reason = v.reason.trim();
+          if (acting.action === 'republish' && acting.row.bookingId) repair.mutate({ action: 'republish', bookingId: acting.row.bookingId, reason });
+          else repair.mutate({ action: 'manual_release', propertyObjectId: acting.row.propertyObjectId, reason });
+        }}
+        onClose={() => setActing(null)}
+      />
+    </div>
+  );
+}

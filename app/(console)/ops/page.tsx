@@ -1,0 +1,5 @@
+import { OverviewPage } from './_components/overview';
+
+export default function OpsOverviewPage() {
+  return <OverviewPage />;
+}

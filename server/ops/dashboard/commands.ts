@@ -1,0 +1,90 @@
+import type { Actor } from '../../auth/actor';
+import { releaseHoldManually } from '../../chessboard/commands';
+import { createJobs } from '../../jobs';
+import type { Database, Tx } from '../../platform/db';
+import type { Env } from '../../platform/env';
+import { AppError } from '../../platform/errors';
+import { runJobCycle, type JobRunResult } from '../../platform/jobs/run-log';
+import type { JobName } from '../../platform/jobs/types';
+import type { Logger } from '../../platform/logger';
+import { auditLog, jobControls } from '../schema';
+import { opsKafka } from './kafka-admin';
+
+/**
+ * Ops actions of the dashboard. Each writes ops.audit_log (who, what, why). The safety rules of the
+ * jobs (advisory locks, FOR UPDATE SKIP LOCKED) live inside the jobs, so a cycle started here behaves
+ * exactly like a scheduled one, whichever worker instance is running at the same time.
+ */
+
+export const OPS_ERRORS = {
+  JOB_ALREADY_RUNNING: 'OPS_JOB_ALREADY_RUNNING',
+} as const;
+
+export interface OpsDeps {
+  database: Database;
+  env: Env;
+  logger: Logger;
+}
+
+const g = globalThis as unknown as { __pinOpsManualRuns?: Set<string> };
+/** manual cycles in flight in this process (one per job; another process's cycle is handled by the job's own locks) */
+const manualRuns = (g.__pinOpsManualRuns ??= new Set());
+
+/**
+ * "Run now": one cycle of the job in this (web) process via runJobCycle (trigger 'manual'), recorded in
+ * ops.job_runs like any cycle. A paused job can still be run by hand: pausing stops the schedule only.
+ */
+export async function runJobNow(
+  deps: OpsDeps,
+  input: { job: JobName; actor: Actor; reason?: string | null; correlationId?: string },
+): Promise<JobRunResult> {
+  if (manualRuns.has(input.job)) {
+    throw new AppError(OPS_ERRORS.JOB_ALREADY_RUNNING, 'CONFLICT', `a manual run of ${input.job} is already in progress`);
+  }
+  manualRuns.add(input.job);
+  // a fresh definition per run: stateful jobs (the relay's producer and advisory-lock connection) are closed after it
+  const job = createJobs()[input.job];
+  const abort = new AbortController();
+  try {
+    const result = await runJobCycle(job, {
+      database: deps.database, env: deps.env, logger: deps.logger.child({ actorId: input.actor.userId }),
+      kafka: opsKafka(deps.env, deps.logger), signal: abort.signal,
+    }, 'manual');
+    await deps.database.db.insert(auditLog).values({
+      actorId: input.actor.userId, action: 'ops.job.run-now', targetType: 'Job', targetId: input.job, reason: input.reason?.trim() || null,
+      details: { runId: result.runId, status: result.status, error: result.error ?? null, correlationId: input.correlationId ?? null },
+    });
+    return result;
+  } finally {
+    manualRuns.delete(input.job);
+    await job.close?.().catch(() => {});
+  }
+}
+
+/** Pause / resume: persisted in ops.job_controls, obeyed by the scheduler of every worker instance (isJobPaused). */
+export async function setJobPaused(
+  tx: Tx,
+  input: { job: JobName; paused: boolean; actor: Actor; reason?: string | null; now?: Date },
+): Promise<{ job: JobName; paused: boolean; changedAt: Date }> {
+  const now = input.now ?? new Date();
+  const reason = input.reason?.trim() || null;
+  await tx.insert(jobControls)
+    .values({ job: input.job, paused: input.paused, changedBy: input.actor.userId, changedAt: now, reason })
+    .onConflictDoUpdate({ target: jobControls.job, set: { paused: input.paused, changedBy: input.actor.userId, changedAt: now, reason } });
+  await tx.insert(auditLog).values({
+    at: now, actorId: input.actor.userId, action: input.paused ? 'ops.job.pause' : 'ops.job.resume', targetType: 'Job', targetId: input.job, reason,
+  });
+  return { job: input.job, paused: input.paused, changedAt: now };
+}
+
+/**
+ * Runbook "manual release of a stuck hold": the chessboard's releaseHoldManually (status_source Manual;
+ * status-changed event, status history, hold_releases and the audit record in one transaction).
+ * Refused with CHESSBOARD_PROPERTY_OBJECT_NOT_HELD when the object is no longer held.
+ */
+export async function releaseStuckHold(
+  tx: Tx,
+  input: { propertyObjectId: string; reason: string; actor: Actor; correlationId?: string; now?: Date },
+) {
+  return releaseHoldManually(tx, input);
+}

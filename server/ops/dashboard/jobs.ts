@@ -1,0 +1,55 @@
+import cron from 'node-cron';
+import { createJobs } from '../../jobs';
+import type { Env } from '../../platform/env';
+import { JOB_NAMES, type JobName } from '../../platform/jobs/types';
+import type { DbOrTx } from '../../platform/db';
+import { jobControls, lastJobRuns, type JobControlRow, type JobRunRow } from './queries';
+
+/**
+ * What the Jobs page shows per job: its schedule and time zone (from the job's own
+ * JobDefinition.schedule(env), the one the worker registers), the next fire time, pause state and last run.
+ */
+
+export interface JobSchedule {
+  name: JobName;
+  cron: string;
+  timezone: string;
+  nextRunAt: Date | null;
+}
+
+/** Next fire time of a node-cron expression in its time zone (the scheduler's own arithmetic). */
+export function nextFireTime(expr: string, timezone: string): Date | null {
+  if (!cron.validate(expr)) return null;
+  const task = cron.createTask(expr, () => {}, { timezone });
+  try {
+    return task.getNextRuns(1)[0] ?? null;
+  } finally {
+    void task.destroy();
+  }
+}
+
+export function jobSchedules(env: Env): JobSchedule[] {
+  const jobs = createJobs();
+  return JOB_NAMES.map((name) => {
+    const { cron: expr, timezone } = jobs[name].schedule(env);
+    return { name, cron: expr, timezone, nextRunAt: nextFireTime(expr, timezone) };
+  });
+}
+
+export interface JobOverviewRow extends JobSchedule {
+  control: JobControlRow | null;
+  paused: boolean;
+  lastRun: JobRunRow | null;
+  lastSucceededAt: Date | null;
+}
+
+export async function listJobs(db: DbOrTx, env: Env): Promise<JobOverviewRow[]> {
+  const [runs, controls] = await Promise.all([lastJobRuns(db), jobControls(db)]);
+  return jobSchedules(env).map((s) => ({
+    ...s,
+    control: controls.get(s.name) ?? null,
+    paused: controls.get(s.name)?.paused ?? false,
+    lastRun: runs.get(s.name)?.last ?? null,
+    lastSucceededAt: runs.get(s.name)?.lastSucceededAt ?? null,
+  }));
+}

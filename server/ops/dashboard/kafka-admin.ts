@@ -1,0 +1,146 @@
+import type { Admin, Kafka } from 'kafkajs';
+import { consumers } from '../../consumers';
+import type { Env } from '../../platform/env';
+import { createKafka } from '../../platform/kafka/client';
+import { dlqTopic, withPrefix } from '../../platform/kafka/topics';
+import type { Logger } from '../../platform/logger';
+
+/**
+ * The ops dashboard's view of Kafka: consumer-group lag (committed offsets vs end offsets) and the size
+ * of the DLQ topics. One kafkajs client and one admin connection per broker list and process; the web
+ * app is stateless otherwise, so a replica that restarts simply reconnects.
+ */
+
+interface Shared {
+  kafka: Kafka;
+  admin?: Promise<Admin>;
+}
+
+const g = globalThis as unknown as { __pinOpsKafka?: Map<string, Shared> };
+const clients = (g.__pinOpsKafka ??= new Map());
+
+/** The process's kafkajs client for ops reads and actions (DLQ requeue, run now). */
+export function opsKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger): Kafka {
+  let shared = clients.get(env.KAFKA_BROKERS);
+  if (!shared) {
+    shared = { kafka: createKafka(env, logger, '-ops') };
+    clients.set(env.KAFKA_BROKERS, shared);
+  }
+  return shared.kafka;
+}
+
+async function admin(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>): Promise<Admin> {
+  opsKafka(env);
+  const shared = clients.get(env.KAFKA_BROKERS)!;
+  if (!shared.admin) {
+    const a = shared.kafka.admin();
+    shared.admin = a.connect().then(() => a);
+    // a failed connect must not poison the cache: the next read tries again
+    shared.admin.catch(() => { if (clients.get(env.KAFKA_BROKERS) === shared) shared.admin = undefined; });
+  }
+  return shared.admin;
+}
+
+/** Runs an admin call; a broken connection is dropped so the next call reconnects. */
+async function withAdmin<T>(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, fn: (a: Admin) => Promise<T>): Promise<T> {
+  const a = await admin(env);
+  try {
+    return await fn(a);
+  } catch (e) {
+    const shared = clients.get(env.KAFKA_BROKERS);
+    if (shared) {
+      shared.admin = undefined;
+      void a.disconnect().catch(() => {});
+    }
+    throw e;
+  }
+}
+
+/** Closes every ops Kafka connection of the process (tests, shutdown). */
+export async function closeOpsKafka(): Promise<void> {
+  const all = [...clients.values()];
+  clients.clear();
+  await Promise.allSettled(all.map(async (s) => (await s.admin)?.disconnect()));
+}
+
+export interface PartitionOffsets {
+  partition: number;
+  low: number;
+  high: number;
+}
+
+export async function topicOffsets(env: Env, topic: string): Promise<PartitionOffsets[]> {
+  return withAdmin(env, async (a) => {
+    const rows = await a.fetchTopicOffsets(topic);
+    return rows
+      .map((r) => ({ partition: r.partition, low: Number(r.low), high: Number(r.high) }))
+      .sort((x, y) => x.partition - y.partition);
+  });
+}
+
+export interface TopicLag {
+  /** unprefixed topic name */
+  topic: string;
+  committed: number;
+  end: number;
+  lag: number;
+  partitions: { partition: number; committed: number | null; end: number; lag: number }[];
+}
+
+export interface GroupLag {
+  /** unprefixed consumer group (= consumer name) */
+  group: string;
+  lag: number;
+  topics: TopicLag[];
+}
+
+/** Every consumer group the worker runs, with the topics it consumes (unprefixed). */
+export function consumerGroups(): { group: string; inbox: 'chessboard' | 'catalog'; topics: string[] }[] {
+  return consumers.map((c) => ({ group: c.name, inbox: c.inbox, topics: [...c.topics] }));
+}
+
+/**
+ * Lag per group and topic: end offset (high watermark) minus the group's committed offset, summed over
+ * partitions. A partition the group never committed counts from the low watermark (everything still
+ * retained is unconsumed), which is what the group would read with fromBeginning.
+ */
+export async function consumerLag(env: Env): Promise<GroupLag[]> {
+  const prefix = env.KAFKA_TOPIC_PREFIX;
+  return withAdmin(env, async (a) => {
+    const result: GroupLag[] = [];
+    for (const { group, topics } of consumerGroups()) {
+      const full = topics.map((t) => withPrefix(prefix, t));
+      const committed = await a.fetchOffsets({ groupId: withPrefix(prefix, group), topics: full });
+      const byTopic = new Map(committed.map((c) => [c.topic, new Map(c.partitions.map((p) => [p.partition, Number(p.offset)]))]));
+      const topicRows: TopicLag[] = [];
+      for (const [i, topic] of full.entries()) {
+        const ends = await a.fetchTopicOffsets(topic);
+        const parts = ends.map((e) => {
+          const c = byTopic.get(topic)?.get(e.partition);
+          const end = Number(e.high);
+          const has = c !== undefined && c >= 0;
+          return { partition: e.partition, committed: has ? c! : null, end, lag: Math.max(0, end - (has ? c! : Number(e.low))) };
+        }).sort((x, y) => x.partition - y.partition);
+        topicRows.push({
+          topic: topics[i],
+          committed: parts.reduce((s, p) => s + (p.committed ?? 0), 0),
+          end: parts.reduce((s, p) => s + p.end, 0),
+          lag: parts.reduce((s, p) => s + p.lag, 0),
+          partitions: parts,
+        });
+      }
+      result.push({ group, lag: topicRows.reduce((s, t) => s + t.lag, 0), topics: topicRows });
+    }
+    return result;
+  });
+}
+
+/** The DLQ topic of each consumer group (prefixed) with its partitions' low/high watermarks. */
+export async function dlqTopicOffsets(env: Env): Promise<{ group: string; topic: string; partitions: PartitionOffsets[] }[]> {
+  const out = [];
+  for (const { group } of consumerGroups()) {
+    const topic = withPrefix(env.KAFKA_TOPIC_PREFIX, dlqTopic(group));
+    out.push({ group, topic, partitions: await topicOffsets(env, topic) });
+  }
+  return out;
+}

@@ -1,0 +1,161 @@
+import { getDelistedBacklog, type DelistedBacklog } from '../../catalog/queries';
+import type { Database } from '../../platform/db';
+import type { Env } from '../../platform/env';
+import { JOB_NAMES } from '../../platform/jobs/types';
+import type { Logger } from '../../platform/logger';
+import { evaluateAlerts, THRESHOLDS, type Alert } from './alerts';
+import { getDlqSizes, type DlqGroupSize } from './dlq';
+import { consumerGroups, consumerLag, dlqTopicOffsets, type GroupLag } from './kafka-admin';
+import { dailyClosingValues, readTrends, recordSamples, type Samples, type TrendPoint } from './metric-samples';
+import {
+  estimateConsumerTimeLag, getHoldMismatchCounts, getLostReleaseCounts, getOutboxStats, getStuckHoldsSummary, jobControls,
+  lastJobRuns, type HoldMismatchCounts, type JobRunRow, type LostReleaseCounts, type OutboxStats, type StuckHoldsSummary,
+  type TenantScope,
+} from './queries';
+
+/**
+ * The overview: every tile's figure, the findings of the alert rules, and the sparkline history.
+ * Kafka figures (lag, DLQ size) come from the broker's admin API; if the broker does not answer, the
+ * database figures are still shown and the Kafka tiles say so.
+ */
+
+export interface ConsumerGroupStatus extends GroupLag {
+  /** age of the oldest message the group has not processed yet (estimate), null when it is caught up */
+  estimatedLagMs: number | null;
+}
+
+export interface JobStatus {
+  name: string;
+  paused: boolean;
+  lastRun: JobRunRow | null;
+  lastSucceededAt: Date | null;
+}
+
+export interface Overview {
+  asOf: Date;
+  /** null: all tenants; otherwise the tenant the figures are limited to */
+  tenantScope: string | null;
+  stuckHolds: StuckHoldsSummary;
+  lostReleases: LostReleaseCounts;
+  holdMismatches: HoldMismatchCounts;
+  outboxes: OutboxStats[];
+  consumers: ConsumerGroupStatus[] | null;
+  dlq: DlqGroupSize[] | null;
+  kafkaError: string | null;
+  delisted: DelistedBacklog;
+  jobs: JobStatus[];
+  reconciliation: { at: Date; total: number; byKind: Record<string, number> } | null;
+  alerts: Alert[];
+  thresholds: typeof THRESHOLDS;
+  trends: Record<string, TrendPoint[]>;
+}
+
+/** Names of the sampled series (also the keys of `trends`). */
+export const SERIES = {
+  holdsPastGrace: 'holds.past_grace',
+  holdsInGrace: 'holds.in_grace',
+  lostReleasesHour: 'releases.lost_last_hour',
+  mismatchesHour: 'hold_mismatches.last_hour',
+  outboxPending: (o: string) => `outbox.pending.${o}`,
+  consumerLag: (g: string) => `consumer.lag.${g}`,
+  dlqSize: (g: string) => `dlq.size.${g}`,
+  delistedAll: 'delisted.all',
+  delistedPastCutoff: 'delisted.past_cutoff',
+  reconciliationMismatches: 'reconciliation.mismatches',
+} as const;
+
+const TENANT_SERIES = new Set<string>([SERIES.holdsPastGrace, SERIES.holdsInGrace, SERIES.lostReleasesHour, SERIES.mismatchesHour, SERIES.reconciliationMismatches]);
+
+export interface OverviewDeps {
+  database: Database;
+  env: Env;
+  logger?: Logger;
+}
+
+export async function getOverview(
+  deps: OverviewDeps,
+  input: { now?: Date; scope: TenantScope; sample?: boolean; trendWindowMs?: number; extraSamples?: Samples },
+): Promise<Overview> {
+  const { db } = deps.database;
+  const now = input.now ?? new Date();
+  const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, controls] = await Promise.all([
+    getStuckHoldsSummary(db, { now, graceMs: deps.env.HOLD_EXPIRATION_GRACE_MS, scope: input.scope }),
+    getLostReleaseCounts(db, { now, scope: input.scope }),
+    getHoldMismatchCounts(db, { now, scope: input.scope }),
+    getOutboxStats(db, { now }),
+    getDelistedBacklog(db, { cutoff: new Date(now.getTime() - deps.env.DELISTED_RETENTION_PERIOD_MS) }),
+    lastJobRuns(db),
+    jobControls(db),
+  ]);
+
+  let consumers: ConsumerGroupStatus[] | null = null;
+  let dlq: DlqGroupSize[] | null = null;
+  let kafkaError: string | null = null;
+  try {
+    const lag = await consumerLag(deps.env);
+    const groups = new Map(consumerGroups().map((g) => [g.group, g]));
+    consumers = await Promise.all(lag.map(async (l) => ({
+      ...l,
+      estimatedLagMs: l.lag > 0 ? await estimateConsumerTimeLag(db, { now, group: l.group, inbox: groups.get(l.group)!.inbox, topics: groups.get(l.group)!.topics }) : null,
+    })));
+    dlq = await getDlqSizes(db, deps.env, await dlqTopicOffsets(deps.env));
+  } catch (e) {
+    kafkaError = e instanceof Error ? e.message : String(e);
+    deps.logger?.warn({ err: { message: kafkaError } }, 'ops overview: Kafka admin unavailable');
+  }
+
+  const jobs: JobStatus[] = JOB_NAMES.map((name) => ({
+    name,
+    paused: controls.get(name)?.paused ?? false,
+    lastRun: runs.get(name)?.last ?? null,
+    lastSucceededAt: runs.get(name)?.lastSucceededAt ?? null,
+  }));
+  const recon = runs.get('reconciliation');
+  const reconSummary = recon?.last.status === 'succeeded' ? recon.last.summary : null;
+  const reconciliation = reconSummary && input.scope === null
+    ? { at: recon!.last.startedAt, total: Number(reconSummary.Total ?? 0), byKind: (reconSummary.ByKind ?? {}) as Record<string, number> }
+    : null;
+
+  const delistedTotal = delisted.propertyObjects.all + delisted.projects.all;
+  const samples: Samples = {
+    [SERIES.holdsPastGrace]: stuckHolds.pastGrace,
+    [SERIES.holdsInGrace]: stuckHolds.inGrace,
+    [SERIES.lostReleasesHour]: lostReleases.lastHour,
+    [SERIES.mismatchesHour]: holdMismatches.lastHour,
+    [SERIES.delistedAll]: delistedTotal,
+    [SERIES.delistedPastCutoff]: delisted.propertyObjects.pastCutoff + delisted.projects.pastCutoff,
+  };
+  for (const o of outboxes) samples[SERIES.outboxPending(o.outbox)] = o.pending;
+  for (const c of consumers ?? []) samples[SERIES.consumerLag(c.group)] = c.lag;
+  for (const d of dlq ?? []) samples[SERIES.dlqSize(d.group)] = d.size;
+  if (reconciliation) samples[SERIES.reconciliationMismatches] = reconciliation.total;
+  Object.assign(samples, input.extraSamples ?? {});
+  // only cross-tenant figures make history: a tenant-scoped read would mix scopes in one series
+  if (input.sample !== false && input.scope === null) {
+    await recordSamples(db, samples, now).catch((e) => deps.logger?.warn({ err: { message: String(e) } }, 'ops overview: could not record samples'));
+  }
+
+  const names = Object.keys(samples).filter((n) => input.scope === null || !TENANT_SERIES.has(n));
+  const trends = await readTrends(db, names, new Date(now.getTime() - (input.trendWindowMs ?? 24 * 3600_000)), 60);
+  const delistedDaily = (await dailyClosingValues(db, SERIES.delistedAll, THRESHOLDS.delistedGrowingDays + 2, now)).map((d) => d.value);
+
+  const alerts = evaluateAlerts({
+    now,
+    holdsPastGrace: stuckHolds.pastGrace,
+    lostReleasesLastHour: lostReleases.lastHour,
+    holdMismatchesLastHour: holdMismatches.lastHour,
+    outboxes,
+    consumers,
+    dlq,
+    kafkaError,
+    retentionLastSucceededAt: runs.get('delisted-retention')?.lastSucceededAt ?? null,
+    delistedDaily,
+    jobs: jobs.map((j) => ({ name: j.name, lastStatus: j.lastRun?.status ?? null, paused: j.paused })),
+    reconciliationMismatches: reconciliation?.total ?? null,
+  });
+
+  return {
+    asOf: now, tenantScope: input.scope, stuckHolds, lostReleases, holdMismatches, outboxes, consumers, dlq, kafkaError, delisted,
+    jobs, reconciliation, alerts, thresholds: THRESHOLDS, trends,
+  };
+}

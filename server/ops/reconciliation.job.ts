@@ -1,0 +1,81 @@
+import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
+import { syncDlqMessages } from './dashboard/dlq';
+import { consumerLag } from './dashboard/kafka-admin';
+import { pruneSamples } from './dashboard/metric-samples';
+import { getOverview, SERIES } from './dashboard/overview';
+import { RECONCILIATION_DEFAULTS, runReconciliation, setReconciliationGauge, type MismatchKind } from './reconciliation';
+
+/**
+ * Job `reconciliation` (every 5 min, UTC): the crm ↔ chessboard report as a gauge
+ * (pin_reconciliation_mismatches{kind}) and a run summary in ops.job_runs, which the overview shows.
+ * It also keeps the dashboard's other inputs fresh when nobody is looking: it reads new DLQ records into
+ * ops.dlq_messages and samples the overview figures for the sparklines. Read-only on the contexts'
+ * tables, so parallel instances are harmless (samples are written at most once a minute).
+ * Kafka being down does not fail the run: the report then names no consumer-lag causes.
+ */
+export const RECONCILIATION_SCHEDULE = { cron: '0 */5 * * * *', timezone: 'UTC' } as const;
+
+export interface ReconciliationSummary extends JobSummary {
+  BookingNotHeld: number;
+  HoldWithoutBooking: number;
+  TimerMismatch: number;
+  Total: number;
+  ByKind: Record<MismatchKind, number>;
+  DlqRecordsRead: number;
+  Sampled: boolean;
+  KafkaError: string | null;
+  DurationMs: number;
+}
+
+export function createReconciliationJob(opts: { now?: () => Date } = {}): JobDefinition {
+  return {
+    name: 'reconciliation',
+    schedule: () => ({ ...RECONCILIATION_SCHEDULE }),
+    async run(ctx: JobContext): Promise<ReconciliationSummary> {
+      const started = performance.now();
+      const now = opts.now?.() ?? new Date();
+      const { db } = ctx.database;
+      let kafkaError: string | null = null;
+      let lag: number | null = null;
+      let dlqRead = 0;
+      try {
+        const groups = await consumerLag(ctx.env);
+        lag = groups.find((g) => g.group === 'chessboard.crm-property-object-status')?.lag ?? 0;
+        dlqRead = (await syncDlqMessages(db, ctx.env, ctx.logger, { timeoutMs: 15_000 })).read;
+      } catch (e) {
+        kafkaError = e instanceof Error ? e.message : String(e);
+        ctx.logger.warn({ err: { message: kafkaError } }, 'reconciliation: Kafka admin unavailable; causes from the database only');
+      }
+      const report = await runReconciliation(db, { now, scope: null, consumerLag: lag, toleranceMs: RECONCILIATION_DEFAULTS.timerToleranceMs });
+      setReconciliationGauge(report.counts);
+      for (const row of report.rows) {
+        ctx.logger.warn({ kind: row.kind, propertyObjectId: row.propertyObjectId, bookingId: row.bookingId, holdDealId: row.holdDealId, cause: row.cause }, 'reconciliation mismatch');
+      }
+      let sampled = false;
+      if (!ctx.signal.aborted) {
+        try {
+          await getOverview({ database: ctx.database, env: ctx.env, logger: ctx.logger }, { now, scope: null, sample: true, trendWindowMs: 60_000, extraSamples: { [SERIES.reconciliationMismatches]: report.total } });
+          sampled = true;
+          await pruneSamples(db, now);
+        } catch (e) {
+          ctx.logger.warn({ err: { message: String(e) } }, 'reconciliation: could not sample the overview');
+        }
+      }
+      const summary: ReconciliationSummary = {
+        BookingNotHeld: report.counts.booking_not_held,
+        HoldWithoutBooking: report.counts.hold_without_booking,
+        TimerMismatch: report.counts.timer_mismatch,
+        Total: report.total,
+        ByKind: report.counts,
+        DlqRecordsRead: dlqRead,
+        Sampled: sampled,
+        KafkaError: kafkaError,
+        DurationMs: Math.round(performance.now() - started),
+      };
+      ctx.logger.info(summary, 'reconciliation completed');
+      return summary;
+    },
+  };
+}
+
+export const reconciliationJob = createReconciliationJob();

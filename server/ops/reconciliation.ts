@@ -1,0 +1,312 @@
+import { randomUUID } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import { canSeeTenant, type Actor } from '../auth/actor';
+import { releaseHoldManually } from '../chessboard/commands';
+import {
+  bookingCancelledEvent, bookingConfirmedEvent, bookingCreatedEvent, bookingExpiredEvent, dealSaleStartedEvent,
+} from '../crm/events';
+import type { BookingRecord } from '../crm/booking';
+import { bookings } from '../crm/schema';
+import type { DbOrTx, Tx } from '../platform/db';
+import { AppError } from '../platform/errors';
+import { gauge } from '../platform/metrics';
+import { writeOutbox } from '../platform/outbox/write';
+import { auditLog } from './schema';
+import type { TenantScope } from './dashboard/queries';
+
+/**
+ * Reconciliation crm ↔ chessboard (crm-booking-saga "Timeout и Reconciliation", "Manual review"):
+ * compares the saga's source of truth (crm.bookings) with the chessboard's holds and lists what
+ * disagrees, with the likely cause and the repair that applies. A read-only ops view across schemas;
+ * the repairs go through the owners' write paths (a crm outbox event, the chessboard's manual release).
+ *
+ *   booking_not_held      an active crm booking whose object is not held by its deal (and booking)
+ *   hold_without_booking  a held object whose hold deal has no active crm booking for it
+ *   timer_mismatch        held by the right deal, but the status or the timer differs from crm's
+ *
+ * Rows younger than the settle window are left out: the saga is eventually consistent (SLA < 1 min),
+ * so a booking changed seconds ago may legitimately not be applied yet.
+ */
+
+export const MISMATCH_KINDS = ['booking_not_held', 'hold_without_booking', 'timer_mismatch'] as const;
+export type MismatchKind = (typeof MISMATCH_KINDS)[number];
+
+/** lost event: nothing explains it but a message that never arrived; the others are visible causes */
+export type MismatchCause = 'dlq' | 'outbox_pending' | 'consumer_lag' | 'lost_event';
+export type RepairAction = 'republish' | 'manual_release';
+
+export const RECONCILIATION_DEFAULTS = {
+  /** timers equal within this tolerance are the same (ms precision, clock rounding) */
+  timerToleranceMs: 1_000,
+  /** leave out rows changed within this window (events in flight; saga SLA < 1 min) */
+  settleMs: 2 * 60_000,
+} as const;
+
+export const reconciliationMismatchesGauge = gauge(
+  'pin_reconciliation_mismatches',
+  'crm ↔ chessboard mismatches found by the last reconciliation, by kind',
+  ['kind'],
+);
+
+export interface ReconciliationRow {
+  kind: MismatchKind;
+  propertyObjectId: string;
+  objectNumber: string | null;
+  projectId: string | null;
+  buildingId: string | null;
+  projectName: string | null;
+  tenantId: string;
+  tenantName: string | null;
+  /** chessboard side (null status: the object does not exist in chessboard) */
+  objectStatus: string | null;
+  objectTimer: Date | null;
+  holdDealId: string | null;
+  holdBookingId: string | null;
+  /** crm side: the active booking, or for a hold without one the hold deal's newest booking of the object */
+  bookingId: string | null;
+  bookingStatus: string | null;
+  bookingDealId: string | null;
+  bookingVersion: number | null;
+  bookingTimer: Date | null;
+  /** chessboard timer − crm timer, for timer_mismatch */
+  timerDiffMs: number | null;
+  cause: MismatchCause;
+  repairs: RepairAction[];
+}
+
+export interface ReconciliationReport {
+  asOf: Date;
+  toleranceMs: number;
+  settleMs: number;
+  rows: ReconciliationRow[];
+  counts: Record<MismatchKind, number>;
+  total: number;
+}
+
+const ts = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(String(v)));
+const ACTIVE = sql`('Reserved', 'AwaitingPayment', 'Booked')`;
+
+export async function runReconciliation(
+  db: DbOrTx,
+  input: {
+    now: Date;
+    scope: TenantScope;
+    toleranceMs?: number;
+    settleMs?: number;
+    /** messages waiting for the chessboard consumer (Kafka lag), if known */
+    consumerLag?: number | null;
+  },
+): Promise<ReconciliationReport> {
+  const toleranceMs = input.toleranceMs ?? RECONCILIATION_DEFAULTS.timerToleranceMs;
+  const settleMs = input.settleMs ?? RECONCILIATION_DEFAULTS.settleMs;
+  const settled = new Date(input.now.getTime() - settleMs);
+  const scopeOf = (col: string) => (input.scope === null ? sql`TRUE` : sql`${sql.raw(col)} = ${input.scope}`);
+
+  // 1. every active crm booking against its object
+  const active = await db.execute<Record<string, unknown>>(sql`
+    SELECT b.id, b.tenant_id, b.deal_id, b.property_object_id, b.status, b.version, b.reserve_expires_at, b.booking_expires_at,
+           po.id AS po_id, po.number, po.project_id, po.building_id, po.status AS po_status, coalesce(po.reserved_until, po.booked_until) AS po_timer,
+           po.hold_deal_id, po.hold_booking_id, p.name AS project_name, t.name AS tenant_name
+    FROM crm.bookings b
+    LEFT JOIN chessboard.property_objects po ON po.id = b.property_object_id
+    LEFT JOIN chessboard.projects p ON p.id = po.project_id
+    LEFT JOIN auth.tenants t ON t.id = b.tenant_id
+    WHERE b.status IN ${ACTIVE} AND b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)})
+      AND ${scopeOf('b.tenant_id')}`);
+
+  const rows: ReconciliationRow[] = [];
+  for (const r of active) {
+    const bookingStatus = String(r.status);
+    const expectedStatus = bookingStatus === 'Booked' ? 'Booked' : 'Reserved';
+    const crmTimer = toDate(bookingStatus === 'Booked' ? r.booking_expires_at : r.reserve_expires_at);
+    const poStatus = (r.po_status as string | null) ?? null;
+    const held = poStatus === 'Reserved' || poStatus === 'Booked';
+    const heldByThis = held && r.hold_deal_id === r.deal_id && (r.hold_booking_id === null || r.hold_booking_id === r.id);
+    const poTimer = toDate(r.po_timer);
+    const base = {
+      propertyObjectId: String(r.property_object_id),
+      objectNumber: (r.number as string | null) ?? null,
+      projectId: (r.project_id as string | null) ?? null,
+      buildingId: (r.building_id as string | null) ?? null,
+      projectName: (r.project_name as string | null) ?? null,
+      tenantId: String(r.tenant_id),
+      tenantName: (r.tenant_name as string | null) ?? null,
+      objectStatus: poStatus,
+      objectTimer: poTimer,
+      holdDealId: (r.hold_deal_id as string | null) ?? null,
+      holdBookingId: (r.hold_booking_id as string | null) ?? null,
+      bookingId: String(r.id),
+      bookingStatus,
+      bookingDealId: String(r.deal_id),
+      bookingVersion: Number(r.version),
+      bookingTimer: crmTimer,
+    };
+    if (!heldByThis) {
+      rows.push({ ...base, kind: 'booking_not_held', timerDiffMs: null, cause: 'lost_event', repairs: held ? ['republish', 'manual_release'] : ['republish'] });
+      continue;
+    }
+    const diff = poTimer && crmTimer ? poTimer.getTime() - crmTimer.getTime() : null;
+    if (poStatus !== expectedStatus || diff === null || Math.abs(diff) > toleranceMs) {
+      rows.push({ ...base, kind: 'timer_mismatch', timerDiffMs: poStatus === expectedStatus ? diff : null, cause: 'lost_event', repairs: ['republish'] });
+    }
+  }
+
+  // 2. every held object whose hold deal has no active booking of it in crm
+  const orphans = await db.execute<Record<string, unknown>>(sql`
+    SELECT po.id, po.tenant_id, po.number, po.project_id, po.building_id, po.status, coalesce(po.reserved_until, po.booked_until) AS po_timer, po.hold_deal_id,
+           po.hold_booking_id, p.name AS project_name, t.name AS tenant_name,
+           lb.id AS b_id, lb.status AS b_status, lb.deal_id AS b_deal, lb.version AS b_version,
+           coalesce(lb.booking_expires_at, lb.reserve_expires_at) AS b_timer
+    FROM chessboard.property_objects po
+    JOIN chessboard.projects p ON p.id = po.project_id
+    LEFT JOIN auth.tenants t ON t.id = po.tenant_id
+    LEFT JOIN LATERAL (
+      SELECT x.* FROM crm.bookings x WHERE x.property_object_id = po.id AND x.deal_id = po.hold_deal_id
+      ORDER BY (x.id = po.hold_booking_id) DESC, x.created_at DESC LIMIT 1
+    ) lb ON TRUE
+    WHERE po.status IN ('Reserved', 'Booked') AND po.updated_at < ${ts(settled)}
+      AND NOT EXISTS (SELECT 1 FROM crm.bookings a WHERE a.property_object_id = po.id AND a.deal_id = po.hold_deal_id AND a.status IN ${ACTIVE})
+      AND (lb.id IS NULL OR lb.updated_at < ${ts(settled)})
+      AND ${scopeOf('po.tenant_id')}`);
+  for (const r of orphans) {
+    rows.push({
+      kind: 'hold_without_booking',
+      propertyObjectId: String(r.id),
+      objectNumber: (r.number as string | null) ?? null,
+      projectId: String(r.project_id),
+      buildingId: String(r.building_id),
+      projectName: (r.project_name as string | null) ?? null,
+      tenantId: String(r.tenant_id),
+      tenantName: (r.tenant_name as string | null) ?? null,
+      objectStatus: String(r.status),
+      objectTimer: toDate(r.po_timer),
+      holdDealId: (r.hold_deal_id as string | null) ?? null,
+      holdBookingId: (r.hold_booking_id as string | null) ?? null,
+      bookingId: (r.b_id as string | null) ?? null,
+      bookingStatus: (r.b_status as string | null) ?? null,
+      bookingDealId: (r.b_deal as string | null) ?? null,
+      bookingVersion: r.b_version === null ? null : Number(r.b_version),
+      bookingTimer: toDate(r.b_timer),
+      timerDiffMs: null,
+      cause: 'lost_event',
+      repairs: r.b_id ? ['republish', 'manual_release'] : ['manual_release'],
+    });
+  }
+
+  await explainCauses(db, rows, input.consumerLag ?? null);
+  rows.sort((a, b) => MISMATCH_KINDS.indexOf(a.kind) - MISMATCH_KINDS.indexOf(b.kind) || (a.objectNumber ?? '').localeCompare(b.objectNumber ?? ''));
+  const counts = Object.fromEntries(MISMATCH_KINDS.map((k) => [k, rows.filter((r) => r.kind === k).length])) as Record<MismatchKind, number>;
+  return { asOf: input.now, toleranceMs, settleMs, rows, counts, total: rows.length };
+}
+
+/**
+ * The likely cause of each row, most specific first: a message of its booking (or a hold mismatch of
+ * its object) waits in a DLQ; the booking's event is still in the crm outbox (relay backlog); the
+ * chessboard consumer is behind; otherwise the event was lost.
+ */
+async function explainCauses(db: DbOrTx, rows: ReconciliationRow[], consumerLag: number | null): Promise<void> {
+  if (rows.length === 0) return;
+  const ids = [...new Set(rows.flatMap((r) => [r.bookingId, r.bookingDealId, r.holdDealId].filter((x): x is string => !!x)))];
+  const objects = [...new Set(rows.map((r) => r.propertyObjectId))];
+  const list = (xs: string[]) => sql.join(xs.map((x) => sql`${x}`), sql`, `);
+  const dlq = ids.length === 0 ? [] : await db.execute<{ aggregate_id: string }>(sql`
+    SELECT DISTINCT aggregate_id FROM ops.dlq_messages WHERE decision IS NULL AND aggregate_id IN (${list(ids)})`);
+  const mismatched = await db.execute<{ property_object_id: string }>(sql`
+    SELECT DISTINCT property_object_id FROM chessboard.hold_mismatches WHERE resolved_at IS NULL AND property_object_id::text IN (${list(objects)})`);
+  const pending = ids.length === 0 ? [] : await db.execute<{ aggregate_id: string }>(sql`
+    SELECT DISTINCT aggregate_id::text AS aggregate_id FROM crm.outbox WHERE published_at IS NULL AND aggregate_id::text IN (${list(ids)})`);
+  const inDlq = new Set([...dlq.map((r) => r.aggregate_id), ...mismatched.map((r) => String(r.property_object_id))]);
+  const inOutbox = new Set(pending.map((r) => r.aggregate_id));
+  for (const r of rows) {
+    const keys = [r.bookingId, r.bookingDealId, r.holdDealId, r.propertyObjectId].filter((x): x is string => !!x);
+    if (keys.some((k) => inDlq.has(k))) r.cause = 'dlq';
+    else if (keys.some((k) => inOutbox.has(k))) r.cause = 'outbox_pending';
+    else if (consumerLag !== null && consumerLag > 0) r.cause = 'consumer_lag';
+    else r.cause = 'lost_event';
+  }
+}
+
+export function setReconciliationGauge(counts: Record<MismatchKind, number>): void {
+  for (const kind of MISMATCH_KINDS) reconciliationMismatchesGauge.set({ kind }, counts[kind]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Repairs
+ * ------------------------------------------------------------------------------------------- */
+
+export const RECONCILIATION_ERRORS = {
+  BOOKING_NOT_FOUND: 'OPS_RECONCILIATION_BOOKING_NOT_FOUND',
+} as const;
+
+const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
+
+/**
+ * The event that states a booking's current state (what crm would publish for it now), with the
+ * booking's current version as bookingVersion — the chessboard consumer applies it only if it has not
+ * applied that version yet (DESIGN decision 3), so repeating it is safe.
+ */
+async function currentStateEvent(tx: Tx, b: BookingRecord, meta: { correlationId: string; now: Date }) {
+  const closedAt = b.closedAt ?? b.updatedAt;
+  switch (b.status) {
+    case 'Reserved':
+    case 'AwaitingPayment':
+      return bookingCreatedEvent(b, meta);
+    case 'Booked':
+      return bookingConfirmedEvent(b, meta);
+    case 'ReserveExpired':
+      return bookingExpiredEvent(b, 'Reserve', b.reserveExpiresAt, { ...meta, now: closedAt });
+    case 'BookingExpired':
+      return bookingExpiredEvent(b, 'Booking', b.bookingExpiresAt ?? b.reserveExpiresAt, { ...meta, now: closedAt });
+    case 'Cancelled': {
+      const [last] = await tx.execute<{ from_status: string | null }>(sql`
+        SELECT from_status FROM crm.booking_timeline WHERE booking_id = ${b.id} AND to_status = 'Cancelled' ORDER BY at DESC, id DESC LIMIT 1`);
+      const from = last?.from_status;
+      const fromStatus = from === 'Reserved' || from === 'AwaitingPayment' || from === 'Booked' ? from : b.bookedAt ? 'Booked' : 'Reserved';
+      return bookingCancelledEvent(b, fromStatus, b.closedReason ?? 'cancelled', { ...meta, now: closedAt });
+    }
+    case 'Completed':
+      return dealSaleStartedEvent(b, { ...meta, now: closedAt });
+  }
+}
+
+export interface RepublishResult {
+  bookingId: string;
+  topic: string;
+  messageId: string;
+  bookingVersion: number;
+}
+
+/**
+ * Repair "re-publish the booking's last event": a new crm.outbox row repeating the booking's
+ * current-state event with the same bookingVersion (the relay publishes it; consumers dedupe by version).
+ */
+export async function republishBookingEvent(
+  tx: Tx,
+  input: { bookingId: string; actor: Actor; reason: string; correlationId?: string; now?: Date },
+): Promise<RepublishResult> {
+  const now = input.now ?? new Date();
+  const correlationId = input.correlationId && isUuid(input.correlationId) ? input.correlationId : randomUUID();
+  // FOR SHARE: a crm command cannot move the booking while its state is being repeated
+  const [b] = await tx.select().from(bookings).where(eq(bookings.id, input.bookingId)).for('share');
+  if (!b || !canSeeTenant(input.actor, b.tenantId)) {
+    throw new AppError(RECONCILIATION_ERRORS.BOOKING_NOT_FOUND, 'NOT_FOUND', 'booking not found', { bookingId: input.bookingId });
+  }
+  const event = await currentStateEvent(tx, b, { correlationId, now });
+  const messageId = await writeOutbox(tx, 'crm', event);
+  await tx.insert(auditLog).values({
+    at: now, actorId: input.actor.userId, action: 'ops.reconciliation.republish', targetType: 'Booking', targetId: b.id, reason: input.reason,
+    details: { topic: event.topic, messageId, bookingVersion: b.version, bookingStatus: b.status, propertyObjectId: b.propertyObjectId, correlationId },
+  });
+  return { bookingId: b.id, topic: event.topic, messageId, bookingVersion: b.version };
+}
+
+/** Repair "manual release": the chessboard's own command (refused if the object is no longer held). */
+export async function releaseForReconciliation(
+  tx: Tx,
+  input: { propertyObjectId: string; actor: Actor; reason: string; correlationId?: string; now?: Date },
+) {
+  return releaseHoldManually(tx, {
+    propertyObjectId: input.propertyObjectId, actor: input.actor, reason: input.reason, correlationId: input.correlationId, now: input.now,
+  });
+}

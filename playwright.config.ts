@@ -12,7 +12,8 @@ export default defineConfig({
   retries: 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },
-  reporter: [['list'], ['html', { outputFolder: 'playwright-report', open: 'never' }]],
+  // json: scripts/run-tests.ts reads the counts (PLAYWRIGHT_JSON_OUTPUT_NAME) for the closing "N passed, N failed" line
+  reporter: [['list'], ['html', { outputFolder: 'playwright-report', open: 'never' }], ['json']],
   outputDir: 'test-results',
   use: {
     baseURL: process.env.E2E_BASE_URL ?? 'http://127.0.0.1:3000',

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createDatabase } from './platform/db';
+import { createDatabase, isPostgresClosedConnectionWrite } from './platform/db';
 import { loadEnv } from './platform/env';
 import { createLogger } from './platform/logger';
 import { startTracing } from './platform/tracing';
@@ -24,6 +24,18 @@ import { consumers } from './consumers';
 async function main(): Promise<void> {
   const env = loadEnv();
   const logger = createLogger('worker', { level: env.LOG_LEVEL });
+  // A PostgreSQL restart must not end the worker: postgres.js throws this one outside any promise when a
+  // transaction's connection dies (see isPostgresClosedConnectionWrite); the transaction already failed
+  // and is retried by its job / consumer, the pool reconnects. Any other uncaught exception still ends it.
+  process.on('uncaughtException', (e) => {
+    if (isPostgresClosedConnectionWrite(e)) {
+      logger.error({ err: { message: (e as Error).message } }, 'postgres.js wrote to a closed connection (database restart?); the transaction failed, the pool reconnects');
+      return;
+    }
+    logger.fatal({ err: { message: (e as Error)?.message, stack: (e as Error)?.stack } }, 'uncaught exception');
+    logger.flush();
+    process.exit(1);
+  });
   // OpenTelemetry traces (OTEL_TRACES_EXPORTER, off by default): job cycles, relay batches, consumers
   const tracing = await startTracing(env, 'pin-worker');
   const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker' });
@@ -69,13 +81,16 @@ async function main(): Promise<void> {
   };
   for (const name of ['crm', 'chessboard'] as const) await database.sql.listen(outboxChannel(name), wake);
 
+  // Jobs first: joining a consumer group waits until Kafka has dropped the members of a crashed worker
+  // (up to the session timeout, 30 s); a restarted worker must not leave the safety net and the relay
+  // idle for that long (found by the kill -9 fault scenario, server/faults).
+  scheduler.start();
+  wake();
   for (const def of consumers) {
     if (def.topics.length === 0) continue;
     running.push(await startConsumer(def, { database, env, logger, kafka }));
     logger.info({ consumer: def.name }, 'consumer started');
   }
-  scheduler.start();
-  wake();
   const pruneTimer = setInterval(() => void pruneJobRuns(database.db, env.JOB_RUNS_RETENTION_MS).catch(() => {}), 3600_000);
   logger.info({ jobs: scheduler.list().map((j) => ({ name: j.job.name, nextRun: j.nextRun() })) }, 'worker started');
 

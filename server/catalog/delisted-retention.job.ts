@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import type { Database } from '../platform/db';
+import { connectPostgres } from '../platform/db';
 import type { Env } from '../platform/env';
 import type { JobContext, JobDefinition } from '../platform/jobs/types';
 import { retentionCutoff, validateRetentionSettings, type RetentionSettings } from './card';
@@ -72,27 +72,30 @@ const emptySummary = (): DelistedRetentionSummary => ({
 });
 
 /**
- * The distributed lock: a session advisory lock on a dedicated reserved connection, so it is held
- * exactly as long as this run (and dies with the connection if the instance dies).
+ * The distributed lock: a session advisory lock on a single-connection client of the run's own, so it
+ * is held exactly as long as this run (and dies with the connection if the instance dies). Not a
+ * reserved pool connection: postgres.js 3.4.x crashes the process (uncaught TypeError from a
+ * setImmediate) when the unlock is written to a reserved connection whose backend died, e.g. when
+ * PostgreSQL restarts during a run (porsager/postgres#1208); a client of its own reconnects instead.
  */
-async function tryRetentionLock(database: Database): Promise<postgres.ReservedSql | null> {
-  const conn = await database.sql.reserve();
+async function tryRetentionLock(url: string): Promise<postgres.Sql | null> {
+  const conn = connectPostgres(url, { max: 1, applicationName: 'pin-delisted-retention-lock' });
   try {
     const [{ locked }] = await conn<{ locked: boolean }[]>`SELECT pg_try_advisory_lock(hashtext(${DELISTED_RETENTION_LOCK_KEY})) AS locked`;
     if (locked) return conn;
   } catch (e) {
-    conn.release();
+    await conn.end({ timeout: 1 }).catch(() => {});
     throw e;
   }
-  conn.release();
+  await conn.end({ timeout: 1 }).catch(() => {});
   return null;
 }
 
-async function releaseRetentionLock(conn: postgres.ReservedSql): Promise<void> {
+async function releaseRetentionLock(conn: postgres.Sql): Promise<void> {
   try {
     await conn`SELECT pg_advisory_unlock(hashtext(${DELISTED_RETENTION_LOCK_KEY}))`;
   } finally {
-    conn.release();
+    await conn.end({ timeout: 1 }).catch(() => {});
   }
 }
 
@@ -103,7 +106,7 @@ async function runDelistedRetention(ctx: JobContext, opts: DelistedRetentionOpti
   const { db } = ctx.database;
   const summary = emptySummary();
 
-  const lock = await tryRetentionLock(ctx.database);
+  const lock = await tryRetentionLock(ctx.env.DATABASE_URL);
   if (!lock) {
     retentionMetrics.lockContention.inc();
     log.warn({ event: 'catalog.delisted_retention.skipped_locked', RunId: ctx.runId, lockKey: DELISTED_RETENTION_LOCK_KEY },

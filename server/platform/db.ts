@@ -16,12 +16,43 @@ export interface Database {
 }
 
 export function createDatabase(url: string, opts: { max?: number; applicationName?: string } = {}): Database {
-  const sql = postgres(url, {
-    max: opts.max ?? 10,
-    onnotice: () => {},
-    connection: { application_name: opts.applicationName ?? 'pin-booking' },
-    // timestamps come back as Date; numeric as string unless drizzle maps it
-  });
+  // timestamps come back as Date; numeric as string unless drizzle maps it
+  const sql = connectPostgres(url, { max: opts.max ?? 10, applicationName: opts.applicationName ?? 'pin-booking' });
   const db = drizzle(sql, { schema });
   return { sql, db, close: () => sql.end({ timeout: 5 }) };
+}
+
+/**
+ * A postgres.js client with the project's options; every client of the system is made here.
+ *
+ * Why the startup packet is padded past 1 KB: postgres.js 3.4.x leaves a connection half-broken when
+ * it closes while a small write is pending (a transaction's ROLLBACK after CONNECTION_CLOSED, or a
+ * statement queued just before a PostgreSQL restart — porsager/postgres#1154, #1208): the stale bytes
+ * stay buffered and the flush timer stays set, so on every reconnect its StartupMessage is buffered
+ * behind them and never sent — each query routed to that connection waits for connect_timeout (30 s)
+ * and fails, for minutes. A write of 1 KB or more is flushed at once, so with a StartupMessage that
+ * large the stale bytes go out with it, the server drops that one attempt, and postgres.js reconnects
+ * cleanly and runs the query (its pending query is kept across that reconnect). The padding is a
+ * custom setting (`pin.startup_padding`) that nothing reads.
+ */
+export function connectPostgres(url: string, opts: { max: number; applicationName: string }): postgres.Sql {
+  return postgres(url, {
+    max: opts.max,
+    onnotice: () => {},
+    connection: { application_name: opts.applicationName, 'pin.startup_padding': STARTUP_PADDING },
+  });
+}
+const STARTUP_PADDING = 'x'.repeat(1024);
+
+/**
+ * postgres.js 3.4.x (porsager/postgres#1154, #1208): when a connection closes while a transaction is
+ * open, postgres.js itself writes the ROLLBACK (or the next statement of the transaction) to the closed
+ * connection from a setImmediate callback, which throws this TypeError outside any promise. The
+ * transaction's caller has already been rejected (CONNECTION_CLOSED) and the pool reconnects on the next
+ * query, so a process may log it and go on (`next start` logs every uncaught exception and goes on).
+ */
+export function isPostgresClosedConnectionWrite(e: unknown): boolean {
+  return e instanceof TypeError
+    && /Cannot read properties of null \(reading 'write'\)/.test(e.message)
+    && /postgres[\\/](src|cjs[\\/]src)[\\/]connection\.js/.test(e.stack ?? '');
 }

@@ -1,6 +1,6 @@
 import type { Producer } from 'kafkajs';
 import type postgres from 'postgres';
-import type { Database } from '../db';
+import { connectPostgres, type Database } from '../db';
 import type { Env } from '../env';
 import type { Logger } from '../logger';
 import { counter, gauge } from '../metrics';
@@ -65,7 +65,7 @@ const LOCK_KEY = (outbox: OutboxName) => `pin:outbox-relay:${outbox}`;
  * marked published only after the broker acknowledged the whole batch (at-least-once).
  */
 export class OutboxRelay {
-  private lockConn: postgres.ReservedSql | undefined;
+  private lockClient: postgres.Sql | undefined;
   private lastPrune = 0;
 
   constructor(
@@ -73,32 +73,36 @@ export class OutboxRelay {
     private readonly deps: { database: Database; env: Env; logger: Logger; producer: Producer },
   ) {}
 
+  /**
+   * The advisory lock lives in the session of a single-connection client of the relay's own, not in a
+   * reserved pool connection: postgres.js 3.4.x writes a query on a reserved connection whose backend
+   * died to a null socket from a setImmediate callback — an uncaught TypeError that ended the worker on
+   * every PostgreSQL restart (porsager/postgres#1208). This client reconnects instead; whether the new
+   * session still holds the lock is asked, not assumed (a restart drops it, a standby may take it).
+   */
   private async holdLock(): Promise<boolean> {
-    if (this.lockConn) {
-      try {
-        await this.lockConn`SELECT 1`;
-        return true;
-      } catch {
-        this.lockConn.release();
-        this.lockConn = undefined;
-      }
+    const client = (this.lockClient ??= connectPostgres(this.deps.env.DATABASE_URL, { max: 1, applicationName: `pin-outbox-relay-lock-${this.outbox}` }));
+    try {
+      const [{ held }] = await client<{ held: boolean }[]>`
+        SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted) AS held`;
+      if (held) return true;
+      const [{ locked }] = await client<{ locked: boolean }[]>`SELECT pg_try_advisory_lock(hashtext(${LOCK_KEY(this.outbox)})) AS locked`;
+      return locked;
+    } catch (e) {
+      // a lock session in doubt is dropped whole: the next cycle starts from a new client
+      this.lockClient = undefined;
+      void client.end({ timeout: 0 }).catch(() => {});
+      throw e;
     }
-    const conn = await this.deps.database.sql.reserve();
-    const [{ locked }] = await conn`SELECT pg_try_advisory_lock(hashtext(${LOCK_KEY(this.outbox)})) AS locked`;
-    if (!locked) {
-      conn.release();
-      return false;
-    }
-    this.lockConn = conn;
-    return true;
   }
 
   /** Releases the advisory lock (graceful stop or a one-shot CLI run). */
   async release(): Promise<void> {
-    if (!this.lockConn) return;
-    await this.lockConn`SELECT pg_advisory_unlock(hashtext(${LOCK_KEY(this.outbox)}))`.catch(() => {});
-    this.lockConn.release();
-    this.lockConn = undefined;
+    const client = this.lockClient;
+    if (!client) return;
+    this.lockClient = undefined;
+    await client`SELECT pg_advisory_unlock(hashtext(${LOCK_KEY(this.outbox)}))`.catch(() => {});
+    await client.end({ timeout: 1 }).catch(() => {});
   }
 
   /** Publishes until the outbox is empty, a batch fails, or `signal` is aborted. */
@@ -113,10 +117,18 @@ export class OutboxRelay {
     const prefix = this.deps.env.KAFKA_TOPIC_PREFIX;
     const log = this.deps.logger.child({ outbox: this.outbox });
     while (!signal?.aborted) {
+      // Rows in id order, but never a row of an aggregate (key) that has an older row still backing off:
+      // taking whatever was due after a broker outage published an aggregate's newer event before its
+      // older one (found by the broker-outage fault scenario, server/faults). Other aggregates go on.
       const rows = await sql.unsafe<{ id: string; message_id: string; topic: string; key: string; payload: unknown; headers: Record<string, unknown> }[]>(
-        `SELECT id, message_id, topic, key, payload, headers FROM ${table}
-         WHERE published_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-         ORDER BY id LIMIT $1`,
+        `WITH backing_off AS (
+           SELECT key, min(id) AS first_id FROM ${table}
+            WHERE published_at IS NULL AND next_attempt_at > now() GROUP BY key)
+         SELECT o.id, o.message_id, o.topic, o.key, o.payload, o.headers FROM ${table} o
+           LEFT JOIN backing_off b ON b.key = o.key
+          WHERE o.published_at IS NULL AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())
+            AND (b.first_id IS NULL OR o.id < b.first_id)
+          ORDER BY o.id LIMIT $1`,
         [this.deps.env.OUTBOX_RELAY_BATCH_SIZE],
       );
       if (rows.length === 0) break;

@@ -24,12 +24,8 @@ export interface OutboxEvent<T extends Topic> {
   messageId?: string;
 }
 
-/**
- * Inserts one event into the context's outbox inside the caller's transaction, so the state change
- * and its event commit together. The envelope is validated with the topic's shared zod contract
- * (a producer bug fails the command instead of poisoning consumers). NOTIFY is delivered at commit.
- */
-export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, event: OutboxEvent<T>): Promise<string> {
+/** The outbox row of one event: its envelope validated with the topic's contract, the writer's trace headers. */
+function outboxRow<T extends Topic>(outbox: OutboxName, event: OutboxEvent<T>) {
   const messageId = event.messageId ?? randomUUID();
   const envelope = contracts[event.topic].parse({
     messageId,
@@ -43,7 +39,12 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
     causationId: event.causationId ?? null,
     payload: event.payload,
   });
-  await tx.insert(OUTBOXES[outbox]).values({
+  // per item on the writer's span (a job cycle writes many): which event, for which tenant, in which run/request
+  trace.getActiveSpan()?.addEvent('outbox.write', {
+    'pin.outbox': outbox, 'messaging.destination.name': event.topic, 'messaging.message.id': messageId,
+    'pin.tenant_id': event.tenantId, 'pin.correlation_id': event.correlationId,
+  });
+  return {
     messageId,
     topic: event.topic,
     key: event.aggregateId,
@@ -53,12 +54,47 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
     // traceparent of the writing span (command, job cycle or consumer): the relay copies the headers
     // onto the Kafka message and the consumer continues the trace from it (tracing.ts)
     headers: { correlationId: event.correlationId, causationId: event.causationId ?? null, contractVersion: '1', ...traceHeaders() },
-  });
-  // per item on the writer's span (a job cycle writes many): which event, for which tenant, in which run/request
-  trace.getActiveSpan()?.addEvent('outbox.write', {
-    'pin.outbox': outbox, 'messaging.destination.name': event.topic, 'messaging.message.id': messageId,
-    'pin.tenant_id': event.tenantId, 'pin.correlation_id': event.correlationId,
-  });
-  await tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, '')`);
-  return messageId;
+  };
+}
+
+/**
+ * Inserts one event into the context's outbox inside the caller's transaction, so the state change
+ * and its event commit together. The envelope is validated with the topic's shared zod contract
+ * (a producer bug fails the command instead of poisoning consumers). NOTIFY is delivered at commit.
+ */
+export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, event: OutboxEvent<T>): Promise<string> {
+  const row = outboxRow(outbox, event);
+  // the INSERT and the NOTIFY are sent together (postgres.js pipelines statements issued at once on the
+  // transaction's connection): one round trip, one socket write, instead of two
+  await Promise.all([
+    tx.insert(OUTBOXES[outbox]).values(row).then(() => undefined),
+    tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, '')`).then(() => undefined),
+  ]);
+  return row.messageId;
+}
+
+/**
+ * `writeOutbox` for a batch (a job releasing hundreds of objects in one transaction): the same rows,
+ * validated the same way, in ONE INSERT and one NOTIFY (sent together) instead of two statements per event.
+ * The rows travel as one jsonb parameter (a multi-row VALUES of hundreds of rows costs more to build in
+ * drizzle than the insert itself) and are inserted in the order of `events`, so their ids follow it.
+ * Returns the messageIds in order.
+ */
+export async function writeOutboxMany<T extends Topic>(tx: Tx, outbox: OutboxName, events: OutboxEvent<T>[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((event) => outboxRow(outbox, event));
+  const json = rows.map((r) => ({
+    message_id: r.messageId, topic: r.topic, key: r.key, aggregate_type: r.aggregateType, aggregate_id: r.aggregateId, payload: r.payload, headers: r.headers,
+  }));
+  const inserted = tx.execute(sql`
+    INSERT INTO ${OUTBOXES[outbox]} (message_id, topic, key, aggregate_type, aggregate_id, payload, headers)
+    SELECT r.message_id, r.topic, r.key, r.aggregate_type, r.aggregate_id, r.payload, r.headers
+    FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(json)}::jsonb)
+      AS (message_id uuid, topic text, key text, aggregate_type text, aggregate_id uuid, payload jsonb, headers jsonb)) WITH ORDINALITY
+      AS r(message_id, topic, key, aggregate_type, aggregate_id, payload, headers, ord)
+    ORDER BY r.ord`).then(() => undefined);
+  // sent right behind the INSERT (postgres.js pipelines statements issued together on one connection)
+  const notified = tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, '')`).then(() => undefined);
+  await Promise.all([inserted, notified]);
+  return rows.map((r) => r.messageId);
 }

@@ -66,7 +66,7 @@ export function toCrmBookingEvent(topic: ConsumedTopic, payload: unknown): (CrmB
 
 async function loadBookingRecord(tx: Tx, bookingId: string): Promise<BookingRecord | null> {
   const [row] = await tx
-    .select({ appliedVersion: crmBookingVersions.appliedVersion, released: crmBookingVersions.released })
+    .select({ appliedVersion: crmBookingVersions.appliedVersion, released: crmBookingVersions.released, lastEventAt: crmBookingVersions.lastEventAt })
     .from(crmBookingVersions)
     .where(eq(crmBookingVersions.bookingId, bookingId));
   return row ?? null;
@@ -92,8 +92,10 @@ export async function handleCrmPropertyObjectStatus(
     crmStatusEvents.inc({ event: kind, result: 'rejected' });
     throw new RejectMessage(PROPERTY_OBJECT_ERRORS.NOT_FOUND, `property object ${event.propertyObjectId} not found in tenant ${event.tenantId}`);
   }
+  event.occurredAt = new Date(envelope.occurredAt);
   const record = await loadBookingRecord(tx, event.bookingId);
-  const decision = decideCrmEvent(stateOf(object), record, event, at);
+  const holder = object.holdBookingId && object.holdBookingId !== event.bookingId ? await loadBookingRecord(tx, object.holdBookingId) : null;
+  const decision = decideCrmEvent(stateOf(object), record, event, at, holder);
   const log = ctx.logger.child({ propertyObjectId: object.id, bookingId: event.bookingId, dealId: event.dealId, bookingVersion: event.bookingVersion });
 
   if (decision.kind === 'reject') {
@@ -108,7 +110,7 @@ export async function handleCrmPropertyObjectStatus(
 
   if (decision.kind === 'no-op') {
     if (decision.record) {
-      await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: decision.releasesBooking, at });
+      await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: decision.releasesBooking, at, eventAt: event.occurredAt });
     }
     crmStatusEvents.inc({ event: kind, result: 'no-op' });
     log.info({ reason: decision.reason, appliedVersion: record?.appliedVersion ?? null }, 'crm booking event is a no-op');
@@ -130,7 +132,7 @@ export async function handleCrmPropertyObjectStatus(
   for (const previous of decision.releasedBookings) {
     await recordCrmBookingVersion(tx, { ...previous, propertyObjectId: object.id, version: null, released: true, at });
   }
-  await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: event.kind === 'released', at });
+  await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: event.kind === 'released', at, eventAt: event.occurredAt });
   crmStatusEvents.inc({ event: kind, result: 'applied' });
   return { result: 'applied', detail: decision.detail };
 }

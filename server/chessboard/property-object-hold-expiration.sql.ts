@@ -1,6 +1,6 @@
 import { and, asc, eq, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../platform/db';
-import { propertyObjects } from './schema';
+import { holdReleases, propertyObjects } from './schema';
 
 /**
  * The queries of the property-object-hold-expiration job. Each phase reads through its own partial
@@ -83,4 +83,35 @@ export async function countSkippedLocked(tx: DbOrTx, phase: HoldPhase, cutoff: D
   const timerOf = (o: ExpiredHold) => (phase === 'reserved' ? o.reservedUntil : o.bookedUntil)!;
   const walked = await countExpiredHolds(tx, phase, cutoff, selected.length >= limit && last ? { timer: timerOf(last), id: last.id } : undefined);
   return Math.max(0, walked - selected.length);
+}
+
+/** One hold_releases row (snake_case: it travels as jsonb). */
+export interface HoldReleaseRow {
+  property_object_id: string;
+  tenant_id: string;
+  project_id: string;
+  hold_deal_id: string | null;
+  from_status: string;
+  expired_timer_at: string;
+  overdue_by_ms: number;
+  status_source: string;
+  run_id: string;
+  message_id: string;
+  released_at: string;
+}
+
+/** The hold_releases rows of a batch in one INSERT (one jsonb parameter; rows keep their order). */
+export async function insertHoldReleases(tx: DbOrTx, rows: HoldReleaseRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.execute(sql`
+    INSERT INTO ${holdReleases} (property_object_id, tenant_id, project_id, hold_deal_id, from_status, expired_timer_at, overdue_by_ms,
+      status_source, run_id, message_id, released_at)
+    SELECT r.property_object_id, r.tenant_id, r.project_id, r.hold_deal_id, r.from_status, r.expired_timer_at, r.overdue_by_ms,
+      r.status_source, r.run_id, r.message_id, r.released_at
+    FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS (property_object_id uuid, tenant_id uuid, project_id uuid,
+      hold_deal_id uuid, from_status text, expired_timer_at timestamptz, overdue_by_ms bigint, status_source text, run_id uuid,
+      message_id uuid, released_at timestamptz)) WITH ORDINALITY
+      AS r(property_object_id, tenant_id, project_id, hold_deal_id, from_status, expired_timer_at, overdue_by_ms, status_source, run_id,
+        message_id, released_at, ord)
+    ORDER BY r.ord`);
 }

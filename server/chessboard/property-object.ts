@@ -177,12 +177,16 @@ export interface CrmBookingEvent {
   reservedUntil?: Date;
   bookedUntil?: Date;
   soldAt?: Date;
+  /** crm's time of the transition (envelope occurredAt): orders two bookings of one deal on one object */
+  occurredAt?: Date;
 }
 
 /** What the consumer already applied for this booking (chessboard.crm_booking_versions). */
 export interface BookingRecord {
   appliedVersion: number;
   released: boolean;
+  /** crm's time of the latest event of the booking the consumer recorded (null: not known) */
+  lastEventAt?: Date | null;
 }
 
 export type TransitionName = 'Reserve' | 'Book' | 'Extend' | 'Release' | 'MarkSold';
@@ -215,7 +219,14 @@ const noOp = (reason: string, opts: { record?: boolean; releasesBooking?: boolea
  *    an idempotent no-op, not a mismatch.
  *  - INV-CHS-001: every step goes through the source guard (catch-up moves only when the event is ahead).
  */
-export function decideCrmEvent(state: PropertyObjectState, record: BookingRecord | null, event: CrmBookingEvent, at: Date): CrmDecision {
+export function decideCrmEvent(
+  state: PropertyObjectState,
+  record: BookingRecord | null,
+  event: CrmBookingEvent,
+  at: Date,
+  /** the record of the booking that holds the object, when it is another booking than the event's */
+  holder: BookingRecord | null = null,
+): CrmDecision {
   if (record?.released) return noOp(`booking ${event.bookingId} already released`, { record: false });
   if (record && event.bookingVersion !== null && event.bookingVersion <= record.appliedVersion) {
     return noOp(`stale bookingVersion ${event.bookingVersion} <= applied ${record.appliedVersion}`, { record: false });
@@ -244,8 +255,15 @@ export function decideCrmEvent(state: PropertyObjectState, record: BookingRecord
       }
       if (!sameDeal) return mismatch(`reserve by deal ${event.dealId}, object held by deal ${state.holdDealId}`);
       if (sameBooking) return noOp('object already held by this booking');
-      // Another booking of the same deal still holds it. INV-BKG-001 (one active booking per object in
-      // crm) says that booking ended; its release is still in flight. Release it, then reserve.
+      // Another booking of the same deal holds it. INV-BKG-001 (one active booking per object in crm)
+      // says one of the two ended before the other began — but creates travel on different partitions,
+      // so the late one may be either. crm's clock tells which: the holding booking was active at its
+      // last recorded event, so a booking created before that is the EARLIER one: it has ended, its
+      // create is late and must not take the hold (its tombstone also stops its other late events).
+      if (holder?.lastEventAt && event.occurredAt && event.occurredAt.getTime() < holder.lastEventAt.getTime()) {
+        return noOp(`late create of an earlier booking: the hold's booking ${state.holdBookingId} is newer`, { releasesBooking: true });
+      }
+      // The holding booking is the earlier one: it ended and its release is still in flight. Release it, then reserve.
       const freed = release(state, 'Crm', at);
       const previous = { bookingId: state.holdBookingId!, dealId: state.holdDealId! };
       return apply('Release (superseded booking) + Reserve', [

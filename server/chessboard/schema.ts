@@ -97,6 +97,8 @@ export const crmBookingVersions = chessboard.table('crm_booking_versions', {
   dealId: uuid('deal_id').notNull(),
   appliedVersion: integer('applied_version').notNull(),
   released: boolean('released').notNull().default(false),
+  /** crm's time (envelope occurredAt) of the latest recorded event: which of two bookings of a deal is newer */
+  lastEventAt: timestamp('last_event_at', { withTimezone: true, precision: 3 }),
   updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
 });
 

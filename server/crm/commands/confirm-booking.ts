@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { writeOutbox } from '../../platform/outbox/write';
@@ -18,9 +19,14 @@ export async function confirmBookingCommand(tx: Tx, input: ConfirmBookingInput, 
     const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
     const program = await loadProgram(tx, booking.programId, booking.tenantId);
     const transition = confirmBooking(booking, program, ctx.now);
-    await saveBooking(tx, transition);
-    const messageId = await writeOutbox(tx, 'crm', bookingConfirmedEvent(transition.booking, ctx));
-    await writeTimeline(tx, ctx, transition, [messageId]);
+    const messageId = randomUUID();
+    // independent writes sent together (one round trip; see create-booking.ts); a version conflict of
+    // the UPDATE rejects the whole transaction
+    await Promise.all([
+      saveBooking(tx, transition),
+      writeOutbox(tx, 'crm', { ...bookingConfirmedEvent(transition.booking, ctx), messageId }),
+      writeTimeline(tx, ctx, transition, [messageId]),
+    ]);
     return transition.booking;
   });
 }

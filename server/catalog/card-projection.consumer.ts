@@ -9,7 +9,7 @@ import {
 const NO_OP_DETAIL = {
   stale: 'stale: the card already reflects a newer source state',
   'delisted-frozen': 'INV-7 DelistedFrozen: the card is Delisted and the event does not restore it',
-  'unknown-card': 'unknown card: nothing to change',
+  'unknown-card': 'unknown card: nothing to change (a status change is kept for the upsert that creates the card)',
 } as const;
 
 function toHandlerOutcome(outcome: ProjectionOutcome): HandlerOutcome {

@@ -6,7 +6,7 @@ import {
   cardStatusForObject, decideDelist, decideStatusChange, decideUpsert,
   type CardDecision, type CardSourceState, type CardStatus,
 } from './card';
-import { projectCards, propertyObjectCards } from './schema';
+import { pendingStatusChanges, projectCards, propertyObjectCards } from './schema';
 
 /**
  * Commands of the card projection: each applies one chessboard event to the catalog cards inside the
@@ -88,6 +88,20 @@ export async function applyPropertyObjectUpserted(tx: Tx, p: PropertyObjectUpser
   } else {
     await tx.update(propertyObjectCards).set(fields).where(eq(propertyObjectCards.id, p.propertyObjectId));
   }
+  // a status change that overtook this upsert (pending_status_changes) is applied now if it is newer
+  const [pending] = await tx.delete(pendingStatusChanges).where(eq(pendingStatusChanges.propertyObjectId, p.propertyObjectId)).returning();
+  if (pending) {
+    const late = decideStatusChange(
+      { status: decision.status, sourceVersion: p.version, sourceUpdatedAt: new Date(p.updatedAt) },
+      { version: pending.sourceVersion, at: pending.statusChangedAt },
+      pending.toStatus as PropertyObjectStatusChanged['toStatus'],
+    );
+    if (late.kind === 'update') {
+      await tx.update(propertyObjectCards).set({
+        saleStatus: pending.toStatus, status: late.status, sourceVersion: pending.sourceVersion, sourceUpdatedAt: pending.statusChangedAt, updatedAt: now,
+      }).where(eq(propertyObjectCards.id, p.propertyObjectId));
+    }
+  }
   return { decision };
 }
 
@@ -95,6 +109,15 @@ export async function applyPropertyObjectUpserted(tx: Tx, p: PropertyObjectUpser
 export async function applyPropertyObjectStatusChanged(tx: Tx, p: PropertyObjectStatusChanged): Promise<ProjectionOutcome> {
   const card = await lockPropertyObjectCard(tx, p.propertyObjectId);
   const decision = decideStatusChange(card, { version: p.version, at: new Date(p.statusChangedAt) }, p.toStatus);
+  if (!card) {
+    // no card yet: its creating upsert is still on its way (another topic) — keep the newest change for it
+    const change = { propertyObjectId: p.propertyObjectId, toStatus: p.toStatus, sourceVersion: p.version, statusChangedAt: new Date(p.statusChangedAt) };
+    await tx.insert(pendingStatusChanges).values(change).onConflictDoUpdate({
+      target: pendingStatusChanges.propertyObjectId,
+      set: { toStatus: change.toStatus, sourceVersion: change.sourceVersion, statusChangedAt: change.statusChangedAt, receivedAt: sql`now()` },
+      setWhere: sql`${pendingStatusChanges.sourceVersion} < ${change.sourceVersion}`,
+    });
+  }
   if (decision.kind !== 'update') return { decision };
   const now = await transactionNow(tx);
   await tx.update(propertyObjectCards).set({

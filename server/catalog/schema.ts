@@ -84,4 +84,18 @@ export const developerRankingRules = catalog.table('developer_ranking_rules', {
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
 });
 
+/**
+ * A status change consumed before the upsert that creates its card: the two travel on different topics,
+ * so a backlog may deliver them in either order. Kept here (the newest per object) and applied by that
+ * upsert when it is newer than the state the upsert carries; otherwise the card would keep the status
+ * of the object's creation (e.g. Free for a Booked object) until its next status change.
+ */
+export const pendingStatusChanges = catalog.table('pending_status_changes', {
+  propertyObjectId: uuid('property_object_id').primaryKey(),
+  toStatus: text('to_status').notNull(),
+  sourceVersion: integer('source_version').notNull(),
+  statusChangedAt: timestamp('status_changed_at', { withTimezone: true, precision: 3 }).notNull(),
+  receivedAt: timestamp('received_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+});
+
 export const catalogInbox = inboxTable(catalog);

@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';
 import type { Actor, Role } from '../auth/actor';
-import { isAppError } from '../platform/errors';
+import { AppError, isAppError, pgErrorCode } from '../platform/errors';
 import { markSpanFailed, SpanKind, withSpan } from '../platform/tracing';
 import type { Context } from './context';
 
@@ -12,6 +12,9 @@ const t = initTRPC.context<Context>().create({
     const cause = error.cause;
     return {
       ...shape,
+      // a 500 says nothing about the internals (the message of a failed query carries its SQL and parameters);
+      // the detail is in the server log ('procedure failed')
+      message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal server error' : shape.message,
       data: {
         ...shape.data,
         // stable domain code for the UI's plain-words message (e.g. CRM_BOOKING_PROPERTY_OBJECT_BUSY)
@@ -34,6 +37,16 @@ const errorMapping = t.middleware(async ({ ctx, next, path }) => {
     const cause = result.error.cause;
     if (isAppError(cause)) {
       throw new TRPCError({ code: cause.kind, message: cause.message, cause });
+    }
+    if (result.error.code === 'INTERNAL_SERVER_ERROR' && pgErrorCode(cause)?.startsWith('22')) {
+      // PostgreSQL refused a value that came with the request (SQLSTATE class 22, data exception: a NUL
+      // character in a text, a year beyond 9999, a number out of range). The transaction rolled back; it is
+      // the request that is bad, not the server.
+      ctx.logger.warn({ path, pgCode: pgErrorCode(cause) }, 'request value refused by PostgreSQL');
+      throw new TRPCError({
+        code: 'BAD_REQUEST', message: 'A value of the request cannot be stored',
+        cause: new AppError('INVALID_INPUT_VALUE', 'BAD_REQUEST', 'A value of the request cannot be stored', { pgCode: pgErrorCode(cause) }),
+      });
     }
     if (result.error.code === 'INTERNAL_SERVER_ERROR') {
       ctx.logger.error({ path, err: { message: result.error.message, stack: result.error.stack } }, 'procedure failed');

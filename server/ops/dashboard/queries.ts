@@ -356,11 +356,13 @@ export interface FailingOutboxRow {
   nextAttemptAt: Date | null;
 }
 
-export async function listFailingOutboxRows(db: DbOrTx, input: { outbox: OutboxName; limit?: number }): Promise<FailingOutboxRow[]> {
+export async function listFailingOutboxRows(db: DbOrTx, input: { outbox: OutboxName; limit?: number; scope?: string | null }): Promise<FailingOutboxRow[]> {
+  // a tenant-scoped reader sees its tenant's rows only (their keys are booking / object ids of that tenant)
   const rows = await db.execute<Record<string, unknown>>(sql`
     SELECT id, message_id, topic, key, created_at, attempts, last_error, next_attempt_at
     FROM ${outboxTable(input.outbox)}
     WHERE published_at IS NULL AND (attempts > 0 OR last_error IS NOT NULL)
+      ${input.scope ? sql`AND payload->>'tenantId' = ${input.scope}` : sql``}
     ORDER BY id LIMIT ${Math.min(input.limit ?? 50, 500)}`);
   return rows.map((r) => ({
     outbox: input.outbox,

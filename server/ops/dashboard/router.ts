@@ -81,7 +81,7 @@ export const opsDashboardRouter = router({
     const now = new Date();
     const { db } = ctx.database;
     const outboxes = await getOutboxStats(db, { now });
-    const failing = (await Promise.all(OUTBOX_NAMES.map((outbox) => listFailingOutboxRows(db, { outbox, limit: 50 })))).flat();
+    const failing = (await Promise.all(OUTBOX_NAMES.map((outbox) => listFailingOutboxRows(db, { outbox, limit: 50, scope: tenantScope(ctx.actor) })))).flat();
     let consumers: ConsumerGroupStatus[] | null = null;
     let kafkaError: string | null = null;
     let dlq = null;

@@ -15,7 +15,8 @@ export async function POST(req: Request): Promise<Response> {
   const services = getServices();
   const origin = req.headers.get('origin');
   const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
-  if (origin && host && new URL(origin).host !== host) return new Response('Cross-origin request refused', { status: 403 });
+  // an Origin that is not a URL (the opaque "null" of sandboxed frames and some redirects) is not ours either
+  if (origin && host && originHost(origin) !== host) return new Response('Cross-origin request refused', { status: 403 });
   const back = (path: string, cookie?: string) =>
     new Response(null, { status: 303, headers: { location: path, ...(cookie ? { 'set-cookie': cookie } : {}) } });
   const form = await req.formData().catch(() => null);
@@ -34,5 +35,13 @@ export async function POST(req: Request): Promise<Response> {
     if (isAppError(e)) return back(`/login?error=${encodeURIComponent(e.code)}`);
     services.logger.error({ err: { message: (e as Error).message } }, 'sign-in fallback failed');
     return back('/login?error=INTERNAL');
+  }
+}
+
+function originHost(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
   }
 }

@@ -23,7 +23,8 @@ async function handle(req: Request): Promise<Response> {
   if (req.method === 'POST') {
     const origin = req.headers.get('origin');
     const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
-    if (origin && host && new URL(origin).host !== host) {
+    // an Origin that is not a URL (the opaque "null" of sandboxed frames and some redirects) is not ours either
+    if (origin && host && originHost(origin) !== host) {
       return new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
     }
   }
@@ -45,6 +46,14 @@ async function handle(req: Request): Promise<Response> {
       if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ path, err: { message: error.message } }, 'trpc error');
     },
   });
+}
+
+function originHost(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
+  }
 }
 
 export { handler as GET, handler as POST };

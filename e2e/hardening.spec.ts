@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { expect, request as playwrightRequest, test } from '@playwright/test';
+import { PASSWORD, signIn, USERS } from './helpers';
+
+/**
+ * Session and web hardening against the running `next start` (NODE_ENV=production), part of the fault
+ * and abuse suite (server/faults/README in the "Fault and abuse suite" section of README.md):
+ * security headers from next.config.mjs on pages and API routes, the session cookie's flags, CSRF
+ * refusal of cross-origin mutations (also Origin "null"), and the sign-in rate limit. The rate-limit
+ * test uses an unknown account and an address of its own (X-Forwarded-For), so no other test is limited.
+ */
+
+const baseURL = () => test.info().project.use.baseURL!;
+
+test.describe('web hardening', () => {
+  test('security headers on pages and API routes: CSP with frame-ancestors none, nosniff, DENY, referrer policy, no x-powered-by', async ({ request }) => {
+    for (const path of ['/login', '/api/health', '/api/trpc/auth.me']) {
+      const res = await request.get(path);
+      const h = res.headers();
+      const csp = h['content-security-policy'] ?? '';
+      expect(csp, path).toContain("default-src 'self'");
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).toContain("base-uri 'self'");
+      expect(csp, path).toContain("form-action 'self'");
+      expect(csp, `${path}: no unsafe-eval in production`).not.toContain('unsafe-eval');
+      expect(h['x-content-type-options'], path).toBe('nosniff');
+      expect(h['x-frame-options'], path).toBe('DENY');
+      expect(h['referrer-policy'], path).toBe('same-origin');
+      expect(h['x-powered-by'], path).toBeUndefined();
+    }
+  });
+
+  test('the session cookie is HttpOnly, SameSite=Lax and Secure (production), and scripts cannot read it', async ({ page, context }) => {
+    await signIn(page, USERS.viewer);
+    const session = (await context.cookies()).find((c) => c.name === 'pin_session');
+    expect(session).toBeTruthy();
+    expect(session!.httpOnly).toBe(true);
+    expect(session!.sameSite).toBe('Lax');
+    expect(session!.secure).toBe(true);
+    expect(await page.evaluate(() => document.cookie)).not.toContain('pin_session');
+  });
+
+  test('CSRF: a cross-origin mutation is refused (403) — another site, the opaque Origin "null" — and a same-origin one passes', async () => {
+    const api = await playwrightRequest.newContext({ baseURL: baseURL(), extraHTTPHeaders: { origin: baseURL() } });
+    const signedIn = await api.post('/api/trpc/auth.signIn', { data: { json: { email: USERS.viewer, password: PASSWORD } } });
+    expect(signedIn.status()).toBe(200);
+    for (const origin of ['https://evil.example', 'null']) {
+      const res = await api.post('/api/trpc/auth.signOut', { data: { json: null }, headers: { origin } });
+      expect(res.status(), origin).toBe(403);
+      const form = await api.post('/api/auth/sign-in', { form: { email: USERS.viewer, password: PASSWORD }, headers: { origin }, maxRedirects: 0 });
+      expect(form.status(), `no-JS sign-in form, ${origin}`).toBe(403);
+    }
+    // the session survived the refused cross-origin sign-out
+    expect((await api.get('/api/trpc/auth.me')).status()).toBe(200);
+    expect((await api.post('/api/trpc/auth.signOut', { data: { json: null } })).status()).toBe(200);
+    expect((await api.get('/api/trpc/auth.me')).status()).toBe(401);
+    await api.dispose();
+  });
+
+  test('the sign-in rate limit answers 429 after 5 failures of one account', async () => {
+    const address = `203.0.113.${Math.floor(Math.random() * 250) + 1}`;
+    const api = await playwrightRequest.newContext({ baseURL: baseURL(), extraHTTPHeaders: { origin: baseURL(), 'x-forwarded-for': address } });
+    const email = `nobody-${randomUUID().slice(0, 8)}@pin.local`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push((await api.post('/api/trpc/auth.signIn', { data: { json: { email, password: `wrong-${i}` } } })).status());
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    const limited = await api.post('/api/trpc/auth.signIn', { data: { json: { email, password: 'whatever' } } });
+    expect((await limited.json()).error.json.data.domainCode).toBe('AUTH_RATE_LIMITED');
+    await api.dispose();
+  });
+});

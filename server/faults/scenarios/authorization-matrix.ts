@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import { TRPCError } from '@trpc/server';
+import superjson from 'superjson';
+import { expect } from 'vitest';
+import type { Actor, Role } from '../../auth/actor';
+import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from '../../auth/test-fixtures';
+import { COMMAND_ROLES } from '../../crm/permissions';
+import type { TestContext } from '../../testing/harness';
+import { createContextFor } from '../../trpc/context';
+import { appRouter, createCaller } from '../../trpc/root';
+import { figure } from '../helpers/figures';
+
+/**
+ * Authorization matrix of EVERY procedure (appRouter._def.procedures: auth, booking, deal, chessboard,
+ * catalog, ops incl. the dashboard) × every role and a signed-out caller × a resource of the caller's
+ * own tenant and of a foreign one. server/auth/authorization-matrix.int.test.ts checks the expected
+ * answer of the first four routers; this one covers all of them and counts LEAKS:
+ *  - a signed-out caller that gets anything but UNAUTHORIZED from a non-public procedure;
+ *  - a role outside the procedure's roles that gets anything but FORBIDDEN;
+ *  - a tenant-scoped role (agent, developer_manager, viewer) whose call on a foreign resource does not
+ *    answer NOT_FOUND;
+ *  - any answer to a tenant-scoped role that contains an identifier of the foreign tenant (tenant,
+ *    project, building, objects, deals, bookings, programs, users, outbox messages) — lists, dashboards
+ *    and error details included. (The public catalog reads are excluded: storefront cards are public.)
+ */
+
+type Tenant = 'own' | 'foreign';
+type Allowed = readonly Role[] | 'signed-in' | 'public';
+
+interface Fx { world: TenantWorld; tenantId: string; ids: Record<string, string> }
+interface Case {
+  path: string;
+  allowed: Allowed;
+  /** the input names a resource of the tenant: a tenant-scoped role must get NOT_FOUND for a foreign one */
+  byId?: boolean;
+  setup?: (t: TestContext, tenantId: string, actor: Actor | null) => Promise<Record<string, string>>;
+  input: (fx: Fx) => unknown;
+}
+
+const CROSS_TENANT = new Set<Role>(['pin_manager', 'ops']);
+const DASHBOARD_READ: Role[] = ['ops', 'pin_manager', 'viewer'];
+const OPS: Role[] = ['ops'];
+
+async function insertDeal(t: TestContext, tenantId: string, status: 'Application' | 'Booking' = 'Booking'): Promise<string> {
+  const id = randomUUID();
+  await t.database.sql`INSERT INTO crm.deals (id, tenant_id, title, status) VALUES (${id}, ${tenantId}, 'Deal', ${status})`;
+  return id;
+}
+async function insertProgram(t: TestContext, tenantId: string, isPaid: boolean): Promise<string> {
+  const id = randomUUID();
+  await t.database.sql`INSERT INTO crm.booking_programs (id, tenant_id, name, is_paid, reserve_duration_minutes, booking_duration_hours) VALUES (${id}, ${tenantId}, 'P', ${isPaid}, 60, 48)`;
+  return id;
+}
+type BookingState = 'reserved-free' | 'reserved-paid' | 'awaiting-contract' | 'awaiting-receipt' | 'booked';
+async function insertBooking(t: TestContext, tenantId: string, state: BookingState, createdBy: string | null): Promise<Record<string, string>> {
+  const now = Date.now();
+  const paid = state !== 'reserved-free' && state !== 'booked';
+  const dealId = await insertDeal(t, tenantId);
+  const programId = await insertProgram(t, tenantId, paid);
+  const id = randomUUID();
+  const byState = {
+    'reserved-free': { status: 'Reserved', payment_status: 'NotRequired' },
+    'reserved-paid': { status: 'Reserved', payment_status: 'Pending' },
+    'awaiting-contract': { status: 'AwaitingPayment', payment_status: 'ContractUploaded', contract_document: 'c.pdf' },
+    'awaiting-receipt': { status: 'AwaitingPayment', payment_status: 'ReceiptUploaded', contract_document: 'c.pdf', receipt_document: 'r.pdf' },
+    booked: { status: 'Booked', payment_status: 'NotRequired', booked_at: new Date(now - 3600_000).toISOString(), booking_expires_at: new Date(now + 47 * 3600_000).toISOString() },
+  } as const;
+  const row = {
+    id, tenant_id: tenantId, deal_id: dealId, program_id: programId, property_object_id: randomUUID(), created_by: createdBy,
+    reserve_expires_at: new Date(now + 3600_000).toISOString(), ...byState[state],
+  };
+  await t.database.sql`INSERT INTO crm.bookings ${t.database.sql(row as never)}`;
+  return { bookingId: id, dealId, programId };
+}
+const booking = (state: BookingState) => (t: TestContext, tenantId: string, actor: Actor | null) => insertBooking(t, tenantId, state, actor?.userId ?? null);
+
+const CASES: Case[] = [
+  // auth
+  { path: 'auth.signIn', allowed: 'public', input: (fx) => ({ email: fx.ids.email, password: TEST_PASSWORD }) },
+  { path: 'auth.signOut', allowed: 'public', input: () => undefined },
+  { path: 'auth.me', allowed: 'signed-in', input: () => undefined },
+  { path: 'auth.userNames', allowed: 'signed-in', input: (fx) => ({ ids: [fx.ids.userId] }) },
+  // chessboard
+  { path: 'chessboard.projects', allowed: 'signed-in', input: () => undefined },
+  { path: 'chessboard.buildings', allowed: 'signed-in', byId: true, input: (fx) => ({ projectId: fx.world.projectId }) },
+  { path: 'chessboard.grid', allowed: 'signed-in', byId: true, input: (fx) => ({ buildingId: fx.world.buildingId }) },
+  { path: 'chessboard.object', allowed: 'signed-in', byId: true, input: (fx) => ({ propertyObjectId: fx.world.objectIds.reserved }) },
+  { path: 'chessboard.objectLabels', allowed: 'signed-in', input: (fx) => ({ ids: [fx.world.objectIds.free, fx.world.objectIds.sold] }) },
+  {
+    path: 'chessboard.releaseHold', allowed: ['ops', 'pin_manager'], byId: true,
+    setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),
+    input: (fx) => ({ propertyObjectId: fx.ids.objectId, reason: 'matrix' }),
+  },
+  // booking
+  {
+    path: 'booking.create', allowed: COMMAND_ROLES['booking.create'], byId: true,
+    setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId, 'Application'), programId: await insertProgram(t, tenantId, false) }),
+    input: (fx) => ({ dealId: fx.ids.dealId, programId: fx.ids.programId, propertyObjectId: randomUUID() }),
+  },
+  { path: 'booking.uploadContract', allowed: COMMAND_ROLES['booking.uploadContract'], byId: true, setup: booking('reserved-paid'), input: (fx) => ({ bookingId: fx.ids.bookingId, document: 'c.pdf' }) },
+  { path: 'booking.uploadReceipt', allowed: COMMAND_ROLES['booking.uploadReceipt'], byId: true, setup: booking('awaiting-contract'), input: (fx) => ({ bookingId: fx.ids.bookingId, document: 'r.pdf' }) },
+  { path: 'booking.confirm', allowed: COMMAND_ROLES['booking.confirm'], byId: true, setup: booking('reserved-free'), input: (fx) => ({ bookingId: fx.ids.bookingId }) },
+  { path: 'booking.confirmPayment', allowed: COMMAND_ROLES['booking.confirmPayment'], byId: true, setup: booking('awaiting-receipt'), input: (fx) => ({ bookingId: fx.ids.bookingId }) },
+  { path: 'booking.extend', allowed: COMMAND_ROLES['booking.extend'], byId: true, setup: booking('booked'), input: (fx) => ({ bookingId: fx.ids.bookingId }) },
+  { path: 'booking.cancel', allowed: COMMAND_ROLES['booking.cancel'], byId: true, setup: booking('reserved-free'), input: (fx) => ({ bookingId: fx.ids.bookingId, reason: 'matrix' }) },
+  { path: 'booking.startSale', allowed: COMMAND_ROLES['booking.startSale'], byId: true, setup: booking('booked'), input: (fx) => ({ bookingId: fx.ids.bookingId }) },
+  { path: 'booking.byId', allowed: 'signed-in', byId: true, setup: booking('reserved-free'), input: (fx) => ({ bookingId: fx.ids.bookingId }) },
+  { path: 'booking.list', allowed: 'signed-in', setup: booking('reserved-free'), input: (fx) => ({ dealId: fx.ids.dealId }) },
+  { path: 'booking.programs', allowed: 'signed-in', input: (fx) => ({ tenantId: fx.tenantId }) },
+  // deal
+  { path: 'deal.cancel', allowed: COMMAND_ROLES['deal.cancel'], byId: true, setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId, 'Application') }), input: (fx) => ({ dealId: fx.ids.dealId, reason: 'matrix' }) },
+  { path: 'deal.list', allowed: 'signed-in', setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId) }), input: (fx) => ({ search: fx.ids.dealId }) },
+  { path: 'deal.byId', allowed: 'signed-in', byId: true, setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId) }), input: (fx) => ({ dealId: fx.ids.dealId }) },
+  // catalog (storefront reads are public by design)
+  { path: 'catalog.cardById', allowed: 'public', input: (fx) => ({ id: fx.world.objectIds.free }) },
+  { path: 'catalog.projectCardById', allowed: 'public', input: (fx) => ({ id: fx.world.projectId }) },
+  { path: 'catalog.delistedBacklog', allowed: DASHBOARD_READ, input: () => undefined },
+  { path: 'catalog.nextRetentionCandidates', allowed: DASHBOARD_READ, input: () => undefined },
+  // ops
+  { path: 'ops.bookingTimeline', allowed: 'signed-in', byId: true, setup: booking('booked'), input: (fx) => ({ bookingId: fx.ids.bookingId }) },
+  { path: 'ops.dashboard.overview', allowed: DASHBOARD_READ, input: () => undefined },
+  { path: 'ops.dashboard.stuckHolds', allowed: DASHBOARD_READ, input: () => ({ phase: 'all' }) },
+  { path: 'ops.dashboard.holdReleases', allowed: DASHBOARD_READ, input: () => ({ source: 'all', rangeHours: 24 }) },
+  { path: 'ops.dashboard.jobs', allowed: DASHBOARD_READ, input: () => undefined },
+  { path: 'ops.dashboard.jobRuns', allowed: DASHBOARD_READ, input: () => ({ job: 'property-object-hold-expiration' }) },
+  { path: 'ops.dashboard.messaging', allowed: DASHBOARD_READ, input: () => undefined },
+  { path: 'ops.dashboard.dlqMessages', allowed: DASHBOARD_READ, input: () => ({ includeDecided: true }) },
+  { path: 'ops.dashboard.catalog', allowed: DASHBOARD_READ, input: () => undefined },
+  { path: 'ops.dashboard.reconciliation', allowed: DASHBOARD_READ, input: () => undefined },
+  {
+    path: 'ops.dashboard.releaseHold', allowed: OPS,
+    setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),
+    input: (fx) => ({ propertyObjectId: fx.ids.objectId, reason: 'matrix' }),
+  },
+  { path: 'ops.dashboard.runJobNow', allowed: OPS, input: () => ({ job: 'project-aggregates-recalc', reason: 'matrix' }) },
+  { path: 'ops.dashboard.pauseJob', allowed: OPS, input: () => ({ job: 'delisted-retention', reason: 'matrix' }) },
+  { path: 'ops.dashboard.resumeJob', allowed: OPS, input: () => ({ job: 'delisted-retention', reason: 'matrix' }) },
+  { path: 'ops.dashboard.requeueDlq', allowed: OPS, input: () => ({ topic: 'x.dlq', partition: 0, offset: 0, reason: 'matrix' }) },
+  { path: 'ops.dashboard.discardDlq', allowed: OPS, input: () => ({ topic: 'x.dlq', partition: 0, offset: 0, reason: 'matrix' }) },
+  {
+    path: 'ops.dashboard.repairReconciliation', allowed: OPS,
+    setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),
+    input: (fx) => ({ action: 'manual_release', propertyObjectId: fx.ids.objectId, reason: 'matrix' }),
+  },
+];
+
+export interface MatrixResult { calls: number; leaks: string[]; mismatches: string[] }
+
+export async function authorizationMatrixScenario(t: TestContext, opts: { label: string }): Promise<MatrixResult> {
+  const { db, sql } = t.database;
+  const tenantA = await insertTenant(db, 'Own tenant');
+  const tenantB = await insertTenant(db, 'Foreign tenant');
+  const worlds: Record<Tenant, TenantWorld> = { own: await insertTenantWorld(db, tenantA), foreign: await insertTenantWorld(db, tenantB) };
+  const actors = {} as Record<Role, Actor & { email: string }>;
+  for (const role of ALL_ROLES) {
+    const u = await insertUser(db, role, tenantA);
+    actors[role] = { ...u.actor, email: u.email };
+  }
+  const otherUser = { own: (await insertUser(db, 'viewer', tenantA)).id, foreign: (await insertUser(db, 'viewer', tenantB)).id };
+
+  // the foreign tenant's footprint in every place a dashboard reads: a stuck hold past grace, a released
+  // hold, a failing outbox row, a DLQ record, a booking timeline, a hold mismatch
+  const foreignHold = await insertTenantWorld(db, tenantB, new Date(Date.now() - 3 * 3600_000));
+  await sql`UPDATE chessboard.property_objects SET reserved_until = now() - interval '2 hours' WHERE id = ${foreignHold.objectIds.reserved}`;
+  const foreignBooking = await insertBooking(t, tenantB, 'booked', null);
+  await sql`INSERT INTO chessboard.hold_releases (property_object_id, tenant_id, project_id, hold_deal_id, from_status, expired_timer_at, overdue_by_ms, status_source, run_id, message_id, released_at)
+            VALUES (${foreignHold.objectIds.booked}, ${tenantB}, ${foreignHold.projectId}, ${foreignBooking.dealId}, 'Booked', now() - interval '1 hour', 3600000, 'ExpirationJob', ${randomUUID()}, ${randomUUID()}, now())`;
+  const failingMessage = randomUUID();
+  await sql`INSERT INTO crm.outbox (message_id, topic, key, aggregate_type, aggregate_id, payload, headers, attempts, last_error)
+            VALUES (${failingMessage}, 'pin.crm.booking-created.v1', ${foreignBooking.bookingId}, 'Booking', ${foreignBooking.bookingId},
+                    ${JSON.stringify({ messageId: failingMessage, tenantId: tenantB, payload: { bookingId: foreignBooking.bookingId } })}::jsonb, '{}'::jsonb, 3, 'broker unavailable')`;
+  await sql`INSERT INTO crm.booking_timeline (booking_id, tenant_id, at, actor_type, actor_id, action, from_status, to_status, correlation_id, message_ids, booking_version)
+            VALUES (${foreignBooking.bookingId}, ${tenantB}, now(), 'user', ${otherUser.foreign}, 'create', null, 'Reserved', ${randomUUID()}, ${JSON.stringify([failingMessage])}::jsonb, 1)`;
+  const foreignIds = new Set<string>([
+    tenantB, ...Object.values(worlds.foreign.objectIds), worlds.foreign.projectId, worlds.foreign.buildingId,
+    ...Object.values(foreignHold.objectIds), foreignHold.projectId, foreignHold.buildingId, otherUser.foreign,
+    foreignBooking.bookingId, foreignBooking.dealId, foreignBooking.programId, failingMessage,
+  ]);
+
+  const procedures = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures);
+  expect(CASES.map((c) => c.path).sort(), 'every procedure has a row in the matrix').toEqual(procedures.sort());
+
+  const leaks: string[] = [];
+  const mismatches: string[] = [];
+  let calls = 0;
+  const callers: (Role | null)[] = [null, ...ALL_ROLES];
+  for (const c of CASES) {
+    for (const role of callers) {
+      for (const tenant of ['own', 'foreign'] as Tenant[]) {
+        const actor = role ? actors[role] : null;
+        const world = worlds[tenant];
+        const ids = (await c.setup?.(t, world.tenantId, actor)) ?? {};
+        ids.email = actor?.email ?? actors.viewer.email;
+        ids.userId = otherUser[tenant];
+        const caller = createCaller(createContextFor({ database: t.database, env: t.env, logger: t.logger }, actor,
+          { ip: `10.30.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`, setCookie: () => {} }));
+        const fn = c.path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], caller) as (i: unknown) => Promise<unknown>;
+        const where = `${c.path} as ${role ?? 'signed-out'} on ${tenant} tenant`;
+        calls++;
+        let outcome: string;
+        let answer: unknown;
+        try {
+          answer = await fn(c.input({ world, tenantId: world.tenantId, ids }));
+          outcome = 'ok';
+        } catch (e) {
+          outcome = e instanceof TRPCError ? e.code : `THROWN ${(e as Error).message}`;
+          answer = e instanceof TRPCError ? { message: e.message, cause: (e.cause as { details?: unknown })?.details } : undefined;
+        }
+        const scoped = role !== null && !CROSS_TENANT.has(role);
+        const allowedRole = c.allowed === 'public' || (role !== null && (c.allowed === 'signed-in' || c.allowed.includes(role)));
+        if (c.allowed !== 'public' && role === null) {
+          if (outcome !== 'UNAUTHORIZED') (outcome === 'ok' ? leaks : mismatches).push(`${where}: ${outcome}, expected UNAUTHORIZED`);
+          continue;
+        }
+        if (!allowedRole) {
+          if (outcome !== 'FORBIDDEN') (outcome === 'ok' ? leaks : mismatches).push(`${where}: ${outcome}, expected FORBIDDEN`);
+          continue;
+        }
+        if (c.byId && scoped && tenant === 'foreign' && outcome !== 'NOT_FOUND') {
+          (outcome === 'ok' ? leaks : mismatches).push(`${where}: ${outcome}, expected NOT_FOUND`);
+          continue;
+        }
+        if (outcome.startsWith('THROWN') || outcome === 'INTERNAL_SERVER_ERROR') mismatches.push(`${where}: ${outcome}`);
+        if (scoped && !c.path.startsWith('catalog.') && answer !== undefined) {
+          const text = JSON.stringify(superjson.serialize(answer).json);
+          const seen = [...foreignIds].filter((id) => text.includes(id));
+          if (seen.length) leaks.push(`${where}: the answer names ${seen.length} id(s) of the foreign tenant (${seen.slice(0, 3).join(', ')})`);
+        }
+      }
+    }
+  }
+
+  figure('authorization-matrix', `${opts.label}: ${CASES.length} procedures × ${callers.length} callers (${ALL_ROLES.join(', ')}, signed-out) × own/foreign tenant = ${calls} calls — `
+    + `leaks: ${leaks.length}, unexpected answers: ${mismatches.length}`, { procedures: CASES.length, calls, leaks: leaks.length, mismatches: mismatches.length, details: [...leaks, ...mismatches].slice(0, 20) });
+  return { calls, leaks, mismatches };
+}

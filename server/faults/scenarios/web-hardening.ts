@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import superjson from 'superjson';
+import { expect } from 'vitest';
+import { insertUser, TEST_PASSWORD } from '../../auth/test-fixtures';
+import { SIGN_IN_LIMITS } from '../../auth/sign-in';
+import { createBookingCommand } from '../../crm/commands/create-booking';
+import { commandContext } from '../../crm/commands/shared';
+import { createDatabase } from '../../platform/db';
+import type { TestContext } from '../../testing/harness';
+import { createContextFor } from '../../trpc/context';
+import { appRouter } from '../../trpc/root';
+import { figure } from '../helpers/figures';
+import { startWebHost } from '../helpers/processes';
+import { seedWorld, trpcHttp } from '../helpers/world';
+
+/**
+ * Session and web hardening of the API, through the real route handler (app/api/trpc/[trpc]/route.ts
+ * in a web process of its own, NODE_ENV=production) and the real tRPC adapter:
+ *  - the session cookie is HttpOnly, SameSite=Lax, Secure in production, and never in a response body;
+ *  - CSRF: a mutation whose Origin is another site is refused (403) and changes nothing — also the
+ *    opaque Origin "null" (sandboxed frames, some redirects) — while same-origin calls pass;
+ *  - the sign-in rate limit answers 429 AUTH_RATE_LIMITED after 5 failures of one account;
+ *  - a 500 carries no internals (the SQL text and parameters of a failed query stay in the log);
+ *  - a value PostgreSQL cannot store (a NUL character, a year beyond 9999) is a 400, not a 500.
+ * Security headers of next.config.mjs need `next start`: e2e/hardening.spec.ts checks them in npm test.
+ */
+export async function webHardeningScenario(t: TestContext, opts: { label: string }): Promise<void> {
+  const { db, sql } = t.database;
+  const world = await seedWorld(t.database, 3);
+  const pin = await insertUser(db, 'pin_manager', null);
+  const booking = await db.transaction((tx) => createBookingCommand(tx, { dealId: world.dealIds[0]!, propertyObjectId: world.objectIds[0]!, programId: world.programId }, commandContext(pin.actor, randomUUID())));
+  const web = await startWebHost(`web-hardening-${t.prefix}`, { DATABASE_URL: t.url, KAFKA_BROKERS: t.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: t.prefix, NODE_ENV: 'production' });
+  const checks: string[] = [];
+  try {
+    const sameOrigin = { origin: web.url };
+    // ---- cookie flags
+    const signIn = await trpcHttp(web.url, 'auth.signIn', { email: pin.email, password: TEST_PASSWORD }, { headers: sameOrigin });
+    expect(signIn.status).toBe(200);
+    const cookie = signIn.setCookie.find((c) => c.startsWith('pin_session='))!;
+    const flags = cookie.split(';').map((p) => p.trim().toLowerCase());
+    expect(flags).toContain('httponly');
+    expect(flags).toContain('samesite=lax');
+    expect(flags).toContain('secure');
+    expect(flags).toContain('path=/');
+    const token = cookie.split(';')[0]!.split('=')[1]!;
+    expect(signIn.text).not.toContain(token);
+    checks.push('session cookie HttpOnly; SameSite=Lax; Secure (production); token not in the body');
+    const session = cookie.split(';')[0]!;
+
+    // ---- CSRF: cross-origin mutations refused, nothing written
+    const cancel = (headers: Record<string, string>) =>
+      trpcHttp(web.url, 'booking.cancel', { bookingId: booking.id, reason: 'csrf attempt' }, { cookie: session, headers });
+    const before = await sql`SELECT status, version FROM crm.bookings WHERE id = ${booking.id}`;
+    const evil = await cancel({ origin: 'https://evil.example' });
+    const opaque = await cancel({ origin: 'null' });
+    const sub = await cancel({ origin: `http://attacker.${new URL(web.url).hostname}.example` });
+    expect(await sql`SELECT status, version FROM crm.bookings WHERE id = ${booking.id}`).toEqual(before);
+    expect([evil.status, opaque.status, sub.status]).toEqual([403, 403, 403]);
+    const evilSignIn = await trpcHttp(web.url, 'auth.signIn', { email: pin.email, password: TEST_PASSWORD }, { headers: { origin: 'https://evil.example' } });
+    expect(evilSignIn.status).toBe(403);
+    expect(evilSignIn.setCookie).toEqual([]);
+    checks.push('cross-origin mutation (evil site, Origin "null", look-alike host) → 403, booking unchanged; cross-origin sign-in sets no cookie');
+    const own = await cancel(sameOrigin);
+    expect(own.status).toBe(200);
+    checks.push('same-origin mutation → 200');
+
+    // ---- login rate limit (an account of its own and an IP of its own: nothing else is affected)
+    const victim = await insertUser(db, 'viewer', world.tenantId);
+    const ipHeader = { ...sameOrigin, 'x-forwarded-for': `198.51.100.${Math.floor(Math.random() * 250)}` };
+    const answers: number[] = [];
+    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAccount; i++) {
+      answers.push((await trpcHttp(web.url, 'auth.signIn', { email: victim.email, password: `wrong-${i}` }, { headers: ipHeader })).status);
+    }
+    const limited = await trpcHttp(web.url, 'auth.signIn', { email: victim.email, password: TEST_PASSWORD }, { headers: ipHeader });
+    expect(answers).toEqual(Array(SIGN_IN_LIMITS.failuresPerAccount).fill(401));
+    expect(limited.status).toBe(429);
+    expect(limited.body.error?.json?.data?.domainCode).toBe('AUTH_RATE_LIMITED');
+    expect(limited.setCookie).toEqual([]);
+    checks.push(`login rate limit: ${SIGN_IN_LIMITS.failuresPerAccount} × 401, then 429 AUTH_RATE_LIMITED even with the right password`);
+
+    // ---- a 500 says nothing about the internals (in-process: the same adapter, a database that is not there)
+    const broken = createDatabase('postgres://nobody:secret@127.0.0.1:1/nothing', { max: 1, applicationName: 'faults-broken' });
+    try {
+      const res = await fetchRequestHandler({
+        endpoint: '/api/trpc',
+        req: new Request(`http://localhost/api/trpc/booking.byId?input=${encodeURIComponent(JSON.stringify(superjson.serialize({ bookingId: booking.id })))}`),
+        router: appRouter,
+        createContext: () => createContextFor({ database: broken, env: t.env, logger: t.logger }, pin.actor),
+      });
+      const text = await res.text();
+      expect(res.status).toBe(500);
+      expect(JSON.parse(text).error.json.message).toBe('Internal server error');
+      expect(text).not.toMatch(/select|from|crm\.|bookings|secret|127\.0\.0\.1|ECONNREFUSED/i);
+      checks.push('a 500 carries "Internal server error" only (no SQL, parameters, hosts)');
+    } finally {
+      await broken.close().catch(() => {});
+    }
+
+    // ---- values PostgreSQL refuses are the request's fault: 400, nothing written
+    const call = async (path: string, input: unknown, type: 'query' | 'mutation') => {
+      const url = new URL(`http://localhost/api/trpc/${path}`);
+      const body = JSON.stringify(superjson.serialize(input));
+      if (type === 'query') url.searchParams.set('input', body);
+      const res = await fetchRequestHandler({
+        endpoint: '/api/trpc', router: appRouter,
+        req: type === 'query' ? new Request(url) : new Request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+        createContext: () => createContextFor({ database: t.database, env: t.env, logger: t.logger }, pin.actor),
+      });
+      return { status: res.status, body: (await res.json()) as { error?: { json: { data: { domainCode: string } } } } };
+    };
+    const b2 = await db.transaction((tx) => createBookingCommand(tx, { dealId: world.dealIds[1]!, propertyObjectId: world.objectIds[1]!, programId: world.programId }, commandContext(pin.actor, randomUUID())));
+    const nul = await call('booking.cancel', { bookingId: b2.id, reason: 'client\u0000changed mind' }, 'mutation');
+    const year = await call('ops.dashboard.jobRuns', { job: 'outbox-relay', from: new Date('+010000-01-01T00:00:00Z') }, 'query');
+    expect([nul.status, year.status]).toEqual([400, 400]);
+    expect(nul.body.error?.json.data.domainCode).toBe('INVALID_INPUT_VALUE');
+    expect(year.body.error?.json.data.domainCode).toBe('INVALID_INPUT_VALUE');
+    expect((await sql`SELECT status FROM crm.bookings WHERE id = ${b2.id}`)[0]!.status).toBe('Reserved');
+    checks.push('a NUL character in a reason / a year beyond 9999 → 400 INVALID_INPUT_VALUE, nothing written');
+
+    figure('web-hardening', `${opts.label}: ${checks.length} checks passed — ${checks.join('; ')}`, { checks });
+  } finally {
+    await web.stop();
+  }
+}

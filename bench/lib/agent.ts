@@ -1,0 +1,120 @@
+/**
+ * The job-runner child process of the bench (forked by agent-client.ts). It loads the worker's job
+ * registry and consumers exactly as server/worker.ts does and runs production job definitions
+ * through runJobCycle (ops.job_runs included), with the worker's pool size and an info-level JSON
+ * logger on stdout (the parent writes it to a log file). Raw-SQL baselines run here too, over the
+ * same pool, so both sides of a ratio pay the same client and connection costs.
+ *
+ * The only thing added around the job is a stopwatch on `database.db.transaction`: each timing
+ * is one of the job's own transactions (a hold-expiration phase, a retention batch).
+ */
+import { createJobs } from '../../server/jobs';
+import { consumers } from '../../server/consumers';
+import { createDatabase, type Database } from '../../server/platform/db';
+import { parseEnv, type Env } from '../../server/platform/env';
+import { createLogger } from '../../server/platform/logger';
+import { createKafka } from '../../server/platform/kafka/client';
+import { runJobCycle } from '../../server/platform/jobs/run-log';
+import type { JobDefinition, JobName } from '../../server/platform/jobs/types';
+import { readProcStatus } from './proc';
+
+export type AgentRequest =
+  | { op: 'init'; env: Record<string, string> }
+  | { op: 'job'; name: JobName }
+  | { op: 'sql'; text: string; params?: unknown[]; untilZero?: boolean }
+  | { op: 'memory' }
+  | { op: 'close' };
+
+export interface JobResponse {
+  status: string;
+  summary: Record<string, unknown>;
+  error?: string;
+  ms: number;
+  txMs: number[];
+}
+
+export interface SqlResponse {
+  ms: number;
+  execMs: number[];
+  rows: Record<string, unknown>[];
+}
+
+let env: Env;
+let database: Database;
+let timedDb: Database;
+let txMs: number[] = [];
+let jobs: Record<JobName, JobDefinition>;
+let logger: ReturnType<typeof createLogger>;
+
+/** The same Database, whose db.transaction is timed. Everything else is forwarded untouched. */
+function withTransactionStopwatch(d: Database): Database {
+  const db = new Proxy(d.db, {
+    get(target, prop) {
+      if (prop === 'transaction') {
+        return async (...args: Parameters<typeof target.transaction>) => {
+          const t0 = performance.now();
+          try {
+            return await target.transaction(...args);
+          } finally {
+            txMs.push(performance.now() - t0);
+          }
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...d, db };
+}
+
+async function handle(req: AgentRequest): Promise<unknown> {
+  switch (req.op) {
+    case 'init': {
+      env = parseEnv({ ...process.env, ...req.env });
+      logger = createLogger('worker', { level: env.LOG_LEVEL });
+      database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker-bench' });
+      timedDb = withTransactionStopwatch(database);
+      jobs = createJobs();
+      return { consumers: consumers.map((c) => c.name) };
+    }
+    case 'job': {
+      txMs = [];
+      const job = jobs[req.name];
+      const t0 = performance.now();
+      const result = await runJobCycle(job, { database: timedDb, env, logger, kafka: createKafka(env, logger, '-worker'), signal: new AbortController().signal }, 'manual');
+      const ms = performance.now() - t0;
+      return { status: result.status, summary: result.summary, error: result.error, ms, txMs } satisfies JobResponse;
+    }
+    case 'sql': {
+      const execMs: number[] = [];
+      const rows: Record<string, unknown>[] = [];
+      const t0 = performance.now();
+      for (;;) {
+        const t1 = performance.now();
+        const out = await database.sql.unsafe(req.text, (req.params ?? []) as never[]);
+        execMs.push(performance.now() - t1);
+        rows.push(...(out as unknown as Record<string, unknown>[]));
+        const n = Number((out as unknown as Record<string, unknown>[])[0]?.n ?? 0);
+        if (!req.untilZero || n === 0) break;
+      }
+      return { ms: performance.now() - t0, execMs, rows } satisfies SqlResponse;
+    }
+    case 'memory':
+      return readProcStatus('self');
+    case 'close': {
+      for (const job of Object.values(jobs ?? {})) await job.close?.().catch(() => {});
+      await database?.close();
+      logger?.flush();
+      setTimeout(() => process.exit(0), 50);
+      return { closed: true };
+    }
+  }
+}
+
+process.on('message', (msg: { id: number; req: AgentRequest }) => {
+  handle(msg.req).then(
+    (result) => process.send!({ id: msg.id, ok: true, result }),
+    (e: unknown) => process.send!({ id: msg.id, ok: false, error: e instanceof Error ? `${e.message}\n${e.stack}` : String(e) }),
+  );
+});
+process.send!({ ready: true });

@@ -1,0 +1,173 @@
+/**
+ * `npm run bench [-- <case>…] [--quick] [--runs N] [--keep]`
+ *
+ * Measures every hot path against its budget and against the same work done as raw SQL / raw Kafka,
+ * on data it prepares itself in its own databases: an embedded PostgreSQL and a local Kafka started
+ * here (ensureInfra profile "bench"), or DATABASE_URL / KAFKA_BROKERS when set (the bench then
+ * creates and drops its own `pinbench_*` databases and `bench<id>.` topics there).
+ * Prints a table and writes bench/results/<timestamp>.json (and latest.json).
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { ensureInfra, redact } from '../scripts/infra/index';
+import { KAFKA_VERSION } from '../scripts/infra/kafka';
+import { bookingCommandsCase } from './cases/booking-commands';
+import { chessboardGridCase } from './cases/chessboard-grid';
+import { delistedRetentionCase } from './cases/delisted-retention';
+import { holdExpirationCase } from './cases/hold-expiration';
+import { memoryCase } from './cases/memory';
+import { outboxRelayCase } from './cases/outbox-relay';
+import { sagaLatencyCase } from './cases/saga-latency';
+import type { BenchCase, BenchContext } from './lib/context';
+import { cpuWindow } from './lib/cpu';
+import { BenchDatabases } from './lib/db';
+import { formatTable, machineInfo, RESULTS_DIR, writeResults, type Metric } from './lib/report';
+import { BenchStack } from './lib/stack';
+
+const CASES: BenchCase[] = [
+  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase,
+];
+
+function usage(): string {
+  return [
+    'usage: npm run bench [-- <case>…] [--quick] [--runs N] [--keep]',
+    '  --quick    every workload divided by 10 (smoke run)',
+    '  --runs N   measured runs per case after one warm-up (default 5; 3 with --quick; the slow cases take at most 3, hold-expiration twice N)',
+    '  --keep     keep the pinbench_* databases (useful with DATABASE_URL: the bench\'s own PostgreSQL is removed at the end)',
+    `cases: ${CASES.map((c) => c.name).join(', ')}`,
+  ].join('\n');
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2).filter((a) => a !== '--');
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(usage());
+    return 0;
+  }
+  const quick = args.includes('--quick');
+  const keep = args.includes('--keep');
+  const runsArg = args.indexOf('--runs');
+  const runs = runsArg >= 0 ? Number(args[runsArg + 1]) : quick ? 3 : 5;
+  if (!Number.isInteger(runs) || runs < 1) {
+    console.error(`--runs needs a positive integer\n${usage()}`);
+    return 2;
+  }
+  const names = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--runs');
+  const unknown = names.filter((n) => !CASES.some((c) => c.name === n));
+  if (unknown.length) {
+    console.error(`unknown case ${unknown.join(', ')}\n${usage()}`);
+    return 2;
+  }
+  const wanted = new Set(names.length ? names : CASES.map((c) => c.name));
+  for (const c of CASES) if (wanted.has(c.name)) for (const d of c.dependsOn ?? []) wanted.add(d);
+  const selected = CASES.filter((c) => wanted.has(c.name));
+
+  const startedAt = new Date();
+  const suffix = `${startedAt.toISOString().slice(0, 10).replace(/-/g, '')}_${randomBytes(3).toString('hex')}`;
+  const logDir = path.join(RESULTS_DIR, 'logs', startedAt.toISOString().replace(/[:.]/g, '-'));
+  fs.mkdirSync(logDir, { recursive: true });
+  const t0 = performance.now();
+  const log = (l: string) => console.log(`[bench +${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${l}`);
+  log(`cases: ${selected.map((c) => c.name).join(', ')}${quick ? ' (--quick: workloads ÷ 10)' : ''}, ${runs} measured runs after 1 warm-up`);
+
+  const infra = await ensureInfra({ profile: 'bench', log: (l) => log(`infra: ${l}`) });
+  log(`postgres ${redact(infra.databaseUrl)}, kafka ${infra.kafkaBrokers}`);
+  const databases = new BenchDatabases(infra.databaseUrl, suffix, log);
+  const stack = new BenchStack({ brokers: infra.kafkaBrokers, databases, logDir, log, quick, suffix });
+  const ctx: BenchContext = {
+    quick,
+    runs,
+    scale: (n) => (quick ? Math.round(n / 10) : n),
+    adminUrl: infra.databaseUrl,
+    brokers: infra.kafkaBrokers,
+    databases,
+    logDir,
+    log,
+    memory: new Map(),
+    stack,
+    workerEnv: (databaseUrl, topicPrefix, extra = {}) => ({
+      DATABASE_URL: databaseUrl, KAFKA_BROKERS: infra.kafkaBrokers, KAFKA_TOPIC_PREFIX: topicPrefix, NODE_ENV: 'production', LOG_LEVEL: 'info', ...extra,
+    }),
+  };
+
+  let stopping = false;
+  const cleanUp = async () => {
+    await stack.stop();
+    if (!keep) await databases.dropAll();
+    await infra.stop();
+  };
+  const onSignal = () => {
+    if (stopping) return;
+    stopping = true;
+    log('interrupted: stopping web, worker and infrastructure');
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  // who used the cores during the whole run: on a shared machine, the figures mean little without it
+  const wholeRunCpu = cpuWindow();
+  const loadAtStart = os.loadavg().map((l) => Number(l.toFixed(2)));
+  const metrics: Metric[] = [];
+  const caseResults: { name: string; title: string; seconds: number; error?: string }[] = [];
+  let serverVersion = '';
+  try {
+    const admin = postgres(infra.databaseUrl, { max: 1, onnotice: () => {} });
+    serverVersion = (await admin`SHOW server_version`)[0].server_version as string;
+    const settings = await admin`SELECT name, setting FROM pg_settings WHERE name IN ('shared_buffers', 'fsync', 'synchronous_commit', 'max_connections')`;
+    log(`PostgreSQL ${serverVersion}: ${settings.map((s) => `${s.name}=${s.setting}`).join(', ')}`);
+    await admin.end({ timeout: 1 });
+
+    for (const c of selected) {
+      log(`=== ${c.name}: ${c.title}`);
+      const started = performance.now();
+      try {
+        const out = await c.run(ctx);
+        metrics.push(...out);
+        caseResults.push({ name: c.name, title: c.title, seconds: Math.round((performance.now() - started) / 1000) });
+        console.log(formatTable(out));
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        log(`${c.name} FAILED: ${message}`);
+        if (e instanceof Error && e.stack) fs.appendFileSync(path.join(logDir, 'errors.log'), `${c.name}: ${e.stack}\n`);
+        metrics.push({ case: c.name, metric: 'case failed', unit: '', pass: false, note: message });
+        caseResults.push({ name: c.name, title: c.title, seconds: Math.round((performance.now() - started) / 1000), error: message });
+      }
+    }
+  } finally {
+    await cleanUp();
+  }
+
+  const finishedAt = new Date();
+  const cpu = wholeRunCpu();
+  console.log(`\nResults (${quick ? 'QUICK smoke run, workloads ÷ 10' : 'full run'}, ${runs} runs; ${finishedAt.toISOString()}):\n`);
+  console.log(`machine: ${machineInfo().nproc} cores, load average ${loadAtStart.join(' / ')} at start; ${cpu.summary}\n`);
+  console.log(formatTable(metrics));
+  for (const m of metrics.filter((x) => x.note)) console.log(`  · ${m.case} / ${m.metric}: ${m.note}`);
+  const file = writeResults({
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    quick,
+    runs,
+    machine: { ...machineInfo(), loadAverageAtStart: loadAtStart, cpuDuringRun: { seconds: Math.round(cpu.wallS), byGroup: cpu.byGroup } },
+    infra: {
+      postgres: serverVersion,
+      postgresStartedByBench: infra.startedPostgres,
+      kafka: infra.startedKafka ? KAFKA_VERSION : 'external (KAFKA_BROKERS)',
+      kafkaStartedByBench: infra.startedKafka,
+    },
+    cases: caseResults,
+    metrics,
+  }, startedAt, quick);
+  console.log(`\nwritten ${path.relative(process.cwd(), file)} (logs: ${path.relative(process.cwd(), logDir)})`);
+  const failed = metrics.filter((m) => m.pass === false);
+  return failed.length ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (e) => {
+  console.error(e instanceof Error ? e.stack : String(e));
+  process.exit(1);
+});

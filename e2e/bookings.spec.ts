@@ -45,3 +45,27 @@ test('a warning appears before a hold the user can extend lapses; a viewer is no
   await expect(viewerPage.getByTestId('object-drawer').getByTestId('booking-status')).toBeVisible();
   await expect(viewerPage.getByTestId('lapse-warning')).toHaveCount(0);
 });
+
+test('the bookings list filters by project and finds a booking by its object number', async ({ page }, testInfo) => {
+  await signIn(page, USERS.devManager);
+  const { items } = await trpcQuery<{ items: BookingRow[] }>(page.request, 'booking.list', { pageSize: 1 });
+  const [label] = await trpcQuery<{ id: string; number: string; projectId: string; projectName: string }[]>(
+    page.request, 'chessboard.objectLabels', { ids: [items[0].propertyObjectId] },
+  );
+  await page.goto('/bookings');
+  const table = page.getByTestId('bookings-table');
+  await expect(table.locator('tbody tr').first()).toBeVisible();
+
+  await page.getByTestId('bookings-project').selectOption(label.projectId);
+  await expect(page).toHaveURL(new RegExp(`project=${label.projectId}`));
+  // every row is an object of that project (the object cell names its project · building)
+  await expect.poll(async () => [...new Set((await table.locator('tbody tr td:nth-child(3) .muted').allInnerTexts()).map((s) => s.split(' · ')[0]))])
+    .toEqual([label.projectName]);
+
+  await page.getByTestId('bookings-search').fill(label.number);
+  await page.getByRole('button', { name: 'Найти' }).click();
+  await expect(page).toHaveURL(/q=/);
+  await expect.poll(async () => [...new Set(await table.locator('tbody tr td:nth-child(3) a').allInnerTexts())]).toEqual([label.number]);
+  await expect(table.locator('tbody tr td:nth-child(1) a', { hasText: items[0].id.slice(0, 8) })).toBeVisible();
+  await snap(page, testInfo, 'bookings-by-project-and-number');
+});

@@ -15,7 +15,10 @@ type SortKey = 'createdAt' | 'updatedAt' | 'reserveExpiresAt' | 'bookingExpiresA
 const SORTS: SortKey[] = ['createdAt', 'updatedAt', 'reserveExpiresAt', 'bookingExpiresAt', 'status'];
 const EXPIRING = [15, 60, 240, 1440] as const;
 const PAGE_SIZE = 25;
-const ID_PREFIX = /^[0-9a-fA-F-]{1,36}$/;
+/** chessboard's OBJECT_ID_MATCH_LIMIT (server/chessboard/queries.ts), for the truncation notice */
+const OBJECT_ID_MATCH_LIMIT = 20_000;
+/** what booking.list accepts as a search: a booking / deal id (or its beginning) or an object number */
+const SEARCH = /^[^\p{C}]{1,36}$/u;
 
 /** datetime-local value (user's zone) → ISO instant */
 const localToIso = (v: string | null) => (v ? new Date(v).toISOString() : undefined);
@@ -47,22 +50,25 @@ export function BookingsList() {
   const search = params.get('q') ?? '';
   const from = params.get('from');
   const to = params.get('to');
+  const projectId = params.get('project');
 
   const [searchDraft, setSearchDraft] = useState(search);
   useEffect(() => setSearchDraft(search), [search]);
-  const searchValid = searchDraft === '' || ID_PREFIX.test(searchDraft.trim());
+  const searchValid = searchDraft === '' || SEARCH.test(searchDraft.trim());
 
   const input: RouterInputs['booking']['list'] = {
     status: statuses.length ? statuses : undefined,
     expiringWithinMinutes: expiring ? Number(expiring) : undefined,
     createdFrom: localToIso(from),
     createdTo: localToIso(to),
-    search: search && ID_PREFIX.test(search) ? search : undefined,
+    search: search && SEARCH.test(search.trim()) ? search.trim() : undefined,
+    projectId: projectId ?? undefined,
     sort,
     direction,
     page,
     pageSize: PAGE_SIZE,
   };
+  const projects = useQuery(trpc.chessboard.projects.queryOptions());
   const list = useQuery(trpc.booking.list.queryOptions(input, { placeholderData: keepPreviousData }));
   const objectIds = [...new Set(list.data?.items.map((b) => b.propertyObjectId) ?? [])];
   const labels = useQuery(trpc.chessboard.objectLabels.queryOptions({ ids: objectIds }, { enabled: objectIds.length > 0, placeholderData: keepPreviousData }));
@@ -108,6 +114,15 @@ export function BookingsList() {
         </label>
         <button type="submit" className="btn btn-small" disabled={!searchValid}>{t('find')}</button>
         <label className="field-inline">
+          <span>{t('project')}</span>
+          <select value={projectId ?? ''} onChange={(e) => setParams({ project: e.target.value })} data-testid="bookings-project">
+            <option value="">{t('allProjects')}</option>
+            {projects.data?.map((p) => (
+              <option key={p.id} value={p.id}>{p.name}</option>
+            ))}
+          </select>
+        </label>
+        <label className="field-inline">
           <span>{t('expiring')}</span>
           <select value={expiring ?? ''} onChange={(e) => setParams({ expiring: e.target.value })}>
             <option value="">{t('any')}</option>
@@ -126,6 +141,7 @@ export function BookingsList() {
         </label>
       </form>
       {!searchValid ? <p className="notice notice-warning">{t('searchInvalid')}</p> : null}
+      {list.data?.objectsTruncated ? <p className="notice notice-warning">{t('objectsTruncated', { n: OBJECT_ID_MATCH_LIMIT })}</p> : null}
       <div className="chips" role="group" aria-label={t('statusFilter')}>
         <span className="filter-label">{t('statusFilter')}</span>
         {BOOKING_STATUSES.map((s) => {

@@ -181,3 +181,28 @@ export async function objectLabels(db: DbOrTx, actor: Actor, ids: string[]) {
     .innerJoin(projects, eq(projects.id, propertyObjects.projectId))
     .where(and(inArray(propertyObjects.id, ids), scoped(actor, propertyObjects.tenantId)));
 }
+
+/** At most this many objects narrow a list of another context (a project larger than this is cut, and says so). */
+export const OBJECT_ID_MATCH_LIMIT = 20_000;
+
+/**
+ * Ids of the property objects (within the actor's tenant scope) of a project and/or with a number —
+ * what a list of another context filters by, without reading chessboard's tables itself (the bookings
+ * list: "project", "object number"). The number matches whole and case-insensitively ("12a" = "12A").
+ */
+export async function propertyObjectIdsMatching(
+  db: DbOrTx,
+  actor: Actor,
+  input: { projectId?: string; number?: string },
+): Promise<{ ids: string[]; truncated: boolean }> {
+  const rows = await db
+    .select({ id: propertyObjects.id })
+    .from(propertyObjects)
+    .where(and(
+      scoped(actor, propertyObjects.tenantId),
+      input.projectId ? eq(propertyObjects.projectId, input.projectId) : undefined,
+      input.number !== undefined ? sql`lower(${propertyObjects.number}) = lower(${input.number})` : undefined,
+    ))
+    .limit(OBJECT_ID_MATCH_LIMIT + 1);
+  return { ids: rows.slice(0, OBJECT_ID_MATCH_LIMIT).map((r) => r.id), truncated: rows.length > OBJECT_ID_MATCH_LIMIT };
+}

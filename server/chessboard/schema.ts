@@ -80,10 +80,14 @@ export const propertyObjects = chessboard.table(
     // the hold's booking exists only while there is a hold (companion of INV-CHS-002)
     check('ck_property_objects_hold_booking', sql`${t.holdBookingId} IS NULL OR ${t.status} IN ('Reserved', 'Booked')`),
     check('ck_property_objects_sizes', sql`${t.rooms} >= 0 AND ${t.area} > 0 AND ${t.price} >= 0`),
-    index('ix_property_objects_reserved_until').on(t.reservedUntil).where(sql`reserved_until IS NOT NULL`),
-    index('ix_property_objects_booked_until').on(t.bookedUntil).where(sql`booked_until IS NOT NULL`),
+    // (timer, id): the hold-expiration job's batch order, and its backlog / skipped-locked counts read
+    // the index alone (Index Only Scan), never the heap rows scattered over a large table
+    index('ix_property_objects_reserved_until').on(t.reservedUntil, t.id).where(sql`reserved_until IS NOT NULL`),
+    index('ix_property_objects_booked_until').on(t.bookedUntil, t.id).where(sql`booked_until IS NOT NULL`),
     index('ix_property_objects_building_grid').on(t.buildingId, t.floor, t.section),
     index('ix_property_objects_project_status').on(t.projectId, t.status),
+    // the bookings list's "object number" search (propertyObjectIdsMatching): whole number, any case
+    index('ix_property_objects_number').on(sql`lower(number)`),
   ],
 );
 

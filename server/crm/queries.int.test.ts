@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertObjects, insertProject } from '../chessboard/chessboard.fixtures';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/shared';
@@ -20,19 +21,20 @@ const MIN = 60_000;
 
 const ids: Record<string, string> = {};
 let program: { id: string };
+let otherProgram: { id: string };
 let dealWithTwo: { id: string };
 
-async function book(tenant: string, programId: string, createdAt: Date, dealId?: string) {
+async function book(tenant: string, programId: string, createdAt: Date, dealId?: string, propertyObjectId: string = randomUUID()) {
   const deal = dealId ? { id: dealId } : await insertDeal(t, tenant);
   return t.database.db.transaction((tx) =>
-    createBookingCommand(tx, { dealId: deal.id, propertyObjectId: randomUUID(), programId }, commandContext(pin, randomUUID(), createdAt)),
+    createBookingCommand(tx, { dealId: deal.id, propertyObjectId, programId }, commandContext(pin, randomUUID(), createdAt)),
   );
 }
 
 beforeAll(async () => {
   t = await createTestContext();
   program = await insertProgram(t, TENANT, { reserveDurationMinutes: 60, bookingDurationHours: 48 });
-  const otherProgram = await insertProgram(t, OTHER);
+  otherProgram = await insertProgram(t, OTHER);
   dealWithTwo = await insertDeal(t, TENANT);
   // five bookings of TENANT created a minute apart, one of OTHER
   for (let i = 0; i < 5; i++) {
@@ -92,6 +94,44 @@ describe('booking.list', () => {
     expect(within2.items.map((b) => b.id).sort()).toEqual([ids.b0, ids.b1].sort());
     const all = await listBookings(t.database.db, agent, { expiringWithinMinutes: 60 * 49 }, now);
     expect(all.total).toBe(5);
+  });
+});
+
+describe('booking.list by project and object number (resolved by the chessboard)', () => {
+  it('filters by project, finds an object number (any case), and never through another tenant', async () => {
+    const projectA = await insertProject(t.database, TENANT);
+    const projectB = await insertProject(t.database, TENANT);
+    const foreignProject = await insertProject(t.database, OTHER);
+    // insertObjects numbers objects 1000, 1001, …: "1000" exists in A, B and the foreign project
+    const [a0, a1] = await insertObjects(t.database, projectA, [{ status: 'Free' }, { status: 'Free' }]);
+    const [b0] = await insertObjects(t.database, projectB, [{ status: 'Free' }]);
+    const [f0] = await insertObjects(t.database, foreignProject, [{ status: 'Free' }]);
+    await t.database.sql`UPDATE chessboard.property_objects SET number = '12A' WHERE id = ${a1!}`;
+    const at = new Date(T0.getTime() + 10 * MIN);
+    const onA0 = await book(TENANT, program.id, at, undefined, a0!);
+    const onA1 = await book(TENANT, program.id, at, undefined, a1!);
+    const onB0 = await book(TENANT, program.id, at, undefined, b0!);
+    const onF0 = await book(OTHER, otherProgram.id, at, undefined, f0!);
+
+    const c = callerFor(t, viewer);
+    const byProject = await c.booking.list({ projectId: projectA.projectId });
+    expect(byProject.items.map((b) => b.id).sort()).toEqual([onA0.id, onA1.id].sort());
+    expect(byProject).toMatchObject({ total: 2, objectsTruncated: false });
+    expect((await c.booking.list({ search: '1000' })).items.map((b) => b.id).sort()).toEqual([onA0.id, onB0.id].sort());
+    expect((await c.booking.list({ search: '12a' })).items.map((b) => b.id)).toEqual([onA1.id]);
+    expect((await c.booking.list({ search: '1000', projectId: projectB.projectId })).items.map((b) => b.id)).toEqual([onB0.id]);
+    // a number that is also a hex id prefix still finds the object ("12a" above); a number that matches nothing finds nothing
+    expect((await c.booking.list({ search: 'кв. 7' })).total).toBe(0);
+    // another tenant's project and objects are invisible: its project filters to nothing, its numbers find only own bookings
+    expect((await c.booking.list({ projectId: foreignProject.projectId })).total).toBe(0);
+    expect((await callerFor(t, pin).booking.list({ projectId: foreignProject.projectId })).items.map((b) => b.id)).toEqual([onF0.id]);
+    expect((await callerFor(t, pin).booking.list({ search: '1000' })).items.map((b) => b.id).sort()).toEqual([onA0.id, onB0.id, onF0.id].sort());
+  });
+
+  it('rejects a search with control characters and a malformed project id (BAD_REQUEST)', async () => {
+    const c = callerFor(t, viewer);
+    await expectTrpcError(c.booking.list({ search: 'a\u0000b' }), 'BAD_REQUEST');
+    await expectTrpcError(c.booking.list({ projectId: 'not-a-uuid' }), 'BAD_REQUEST');
   });
 });
 

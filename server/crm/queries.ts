@@ -13,6 +13,10 @@ const page = z.number().int().min(1).max(100_000).default(1);
 const pageSize = z.number().int().min(1).max(100).default(25);
 /** a booking id / deal id, or the start of one (hex digits and dashes only, so it is safe in LIKE) */
 const idSearch = z.string().trim().min(1).max(36).regex(/^[0-9a-fA-F-]+$/, 'a booking or deal id (or its beginning)');
+/** what looks like an id (prefix) is searched as one; any search is also an object number */
+const ID_PREFIX = /^[0-9a-fA-F-]{1,36}$/;
+/** a booking id / deal id (or its beginning), or a property object's number ("101", "12A"); no control characters */
+const bookingSearch = z.string().trim().min(1).max(36).regex(/^[^\p{C}]+$/u, 'a booking or deal id (or its beginning), or an object number');
 
 export const bookingByIdInput = z.strictObject({ bookingId: z.uuid() });
 
@@ -23,9 +27,11 @@ export const listBookingsInput = z.strictObject({
   expiringWithinMinutes: z.number().int().min(0).max(60 * 24 * 30).optional(),
   dealId: z.uuid().optional(),
   propertyObjectId: z.uuid().optional(),
+  /** the bookings of this project's objects (resolved by chessboard: see `ObjectScope`) */
+  projectId: z.uuid().optional(),
   createdFrom: dateInput.optional(),
   createdTo: dateInput.optional(),
-  search: idSearch.optional(),
+  search: bookingSearch.optional(),
   sort: z.enum(['createdAt', 'updatedAt', 'reserveExpiresAt', 'bookingExpiresAt', 'status']).default('createdAt'),
   direction: z.enum(['asc', 'desc']).default('desc'),
   page,
@@ -72,16 +78,39 @@ function idPrefix(column: typeof bookings.id | typeof bookings.dealId | typeof d
   return s.length === 36 ? eq(column, s) : sql`${column}::text LIKE ${`${s}%`}`;
 }
 
-export async function listBookings(db: DbOrTx, actor: Actor, rawInput: ListBookingsInput, now: Date = new Date()) {
+/**
+ * What crm cannot know itself: which objects belong to the requested project, and which objects carry
+ * the searched number. The chessboard resolves them (chessboard/queries.ts `propertyObjectIdsMatching`,
+ * in the actor's tenant scope) and the list filters by the ids — crm never reads chessboard's tables.
+ */
+export interface ObjectScope {
+  /** ids of the objects of `input.projectId` (required when it is set) */
+  projectObjectIds?: string[];
+  /** ids of the objects whose number is `input.search` */
+  searchObjectIds?: string[];
+}
+
+const uuidList = (ids: string[]) => sql`${`{${ids.join(',')}}`}::uuid[]`;
+const objectIn = (ids: string[]) => (ids.length === 0 ? sql`false` : sql`${bookings.propertyObjectId} = ANY(${uuidList(ids)})`);
+
+export async function listBookings(db: DbOrTx, actor: Actor, rawInput: ListBookingsInput, now: Date = new Date(), objects: ObjectScope = {}) {
   const input = listBookingsInput.parse(rawInput);
   const conditions: (SQL | undefined)[] = [tenantFilter(actor, bookings.tenantId)];
+  if (input.projectId) {
+    if (!objects.projectObjectIds) throw new Error('listBookings: projectId needs the project\'s object ids (ObjectScope)');
+    conditions.push(objectIn(objects.projectObjectIds));
+  }
   if (input.status) conditions.push(inArray(bookings.status, input.status));
   if (input.tenantId) conditions.push(eq(bookings.tenantId, input.tenantId));
   if (input.dealId) conditions.push(eq(bookings.dealId, input.dealId));
   if (input.propertyObjectId) conditions.push(eq(bookings.propertyObjectId, input.propertyObjectId));
   if (input.createdFrom) conditions.push(gte(bookings.createdAt, input.createdFrom));
   if (input.createdTo) conditions.push(lte(bookings.createdAt, input.createdTo));
-  if (input.search) conditions.push(or(idPrefix(bookings.id, input.search), idPrefix(bookings.dealId, input.search)));
+  if (input.search) {
+    const byNumber = objects.searchObjectIds?.length ? objectIn(objects.searchObjectIds) : undefined;
+    const byId = ID_PREFIX.test(input.search) ? [idPrefix(bookings.id, input.search), idPrefix(bookings.dealId, input.search)] : [];
+    conditions.push(byId.length || byNumber ? or(...byId, byNumber) : sql`false`);
+  }
   if (input.expiringWithinMinutes !== undefined) {
     const horizon = new Date(now.getTime() + input.expiringWithinMinutes * 60_000);
     conditions.push(

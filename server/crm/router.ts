@@ -1,4 +1,5 @@
 import type { Actor } from '../auth/actor';
+import { propertyObjectIdsMatching } from '../chessboard/queries';
 import type { Tx } from '../platform/db';
 import type { BookingRecord } from './booking';
 import type { Context } from '../trpc/context';
@@ -81,7 +82,17 @@ export const bookingRouter = router({
     .mutation(({ ctx, input }) => runCommand(ctx, 'booking.startSale', startSaleCommand, input)),
 
   byId: authedProcedure.input(bookingByIdInput).query(({ ctx, input }) => bookingById(ctx.database.db, ctx.actor, input)),
-  list: authedProcedure.input(listBookingsInput).query(({ ctx, input }) => listBookings(ctx.database.db, ctx.actor, input)),
+  // the project filter and the object-number search are answered by the chessboard (its objects, in
+  // the actor's tenant scope); crm filters its bookings by the ids it gets back
+  list: authedProcedure.input(listBookingsInput).query(async ({ ctx, input }) => {
+    const { db } = ctx.database;
+    const [project, numbered] = await Promise.all([
+      input.projectId ? propertyObjectIdsMatching(db, ctx.actor, { projectId: input.projectId }) : undefined,
+      input.search ? propertyObjectIdsMatching(db, ctx.actor, { number: input.search, projectId: input.projectId }) : undefined,
+    ]);
+    const list = await listBookings(db, ctx.actor, input, new Date(), { projectObjectIds: project?.ids, searchObjectIds: numbered?.ids });
+    return { ...list, objectsTruncated: Boolean(project?.truncated || numbered?.truncated) };
+  }),
   programs: authedProcedure.input(listProgramsInput).query(({ ctx, input }) => listPrograms(ctx.database.db, ctx.actor, input)),
 });
 

@@ -24,6 +24,9 @@ export function outboxTable(schema: PgSchema<string>) {
       // the relay scans only unpublished rows, in id order
       index(`ix_${schema.schemaName}_outbox_unpublished`).on(t.id).where(sql`published_at IS NULL`),
       index(`ix_${schema.schemaName}_outbox_published_at`).on(t.publishedAt).where(sql`published_at IS NOT NULL`),
+      // the relay's per-key backoff guard reads the unpublished rows that failed (few, usually none)
+      // without walking the whole backlog on every batch
+      index(`ix_${schema.schemaName}_outbox_backing_off`).on(t.key, t.id).where(sql`published_at IS NULL AND next_attempt_at IS NOT NULL`),
     ],
   );
 }

@@ -14,7 +14,7 @@ import { bindHoldExpirationMetrics, unbindHoldExpirationMetrics } from './metric
 import {
   createPropertyObjectHoldExpirationJob, expirationJobGuard, propertyObjectHoldExpirationJob, type HoldExpirationSummary,
 } from './property-object-hold-expiration.job';
-import { selectExpiredHoldsForUpdate } from './property-object-hold-expiration.sql';
+import { expiredHoldsCountQuery, selectExpiredHoldsForUpdate } from './property-object-hold-expiration.sql';
 
 const MIN = 60_000;
 const AS_OF = new Date('2030-06-01T12:00:00.000Z');
@@ -339,6 +339,13 @@ describe('property-object-hold-expiration: plan, metrics, logs, schedule', () =>
       const plan = (await t.database.sql.unsafe(`EXPLAIN ${q.sql}`, q.params as never[])).map((r) => r['QUERY PLAN']).join('\n');
       expect(plan, plan).toContain(index);
       expect(plan).not.toMatch(/Seq Scan/);
+      // the backlog / skipped-locked count reads the index alone (no heap visit per stuck hold)
+      const upTo = { timer: ago(20 * MIN), id: '00000000-0000-4000-8000-000000000000' };
+      for (const bound of [undefined, upTo]) {
+        const cq = expiredHoldsCountQuery(t.database.db, phase, ago(10 * MIN), bound).toSQL();
+        const countPlan = (await t.database.sql.unsafe(`EXPLAIN ${cq.sql}`, cq.params as never[])).map((r) => r['QUERY PLAN']).join('\n');
+        expect(countPlan, countPlan).toContain(`Index Only Scan using ${index}`);
+      }
     }
   });
 

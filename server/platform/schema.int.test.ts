@@ -58,8 +58,8 @@ describe('migration', () => {
   });
 
   it('creates the partial indexes with their predicates', async () => {
-    expect(await indexDef('ix_property_objects_reserved_until')).toMatch(/ON chessboard\.property_objects USING btree \(reserved_until\) WHERE \(reserved_until IS NOT NULL\)/);
-    expect(await indexDef('ix_property_objects_booked_until')).toMatch(/ON chessboard\.property_objects USING btree \(booked_until\) WHERE \(booked_until IS NOT NULL\)/);
+    expect(await indexDef('ix_property_objects_reserved_until')).toMatch(/ON chessboard\.property_objects USING btree \(reserved_until, id\) WHERE \(reserved_until IS NOT NULL\)/);
+    expect(await indexDef('ix_property_objects_booked_until')).toMatch(/ON chessboard\.property_objects USING btree \(booked_until, id\) WHERE \(booked_until IS NOT NULL\)/);
     const ux = await indexDef('ux_bookings_active_property_object');
     expect(ux).toMatch(/^CREATE UNIQUE INDEX ux_bookings_active_property_object ON crm\.bookings USING btree \(property_object_id\)/);
     expect(ux).toMatch(/WHERE \(status = ANY \(ARRAY\['Reserved'::text, 'AwaitingPayment'::text, 'Booked'::text\]\)\)/);

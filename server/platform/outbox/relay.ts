@@ -123,7 +123,7 @@ export class OutboxRelay {
       const rows = await sql.unsafe<{ id: string; message_id: string; topic: string; key: string; payload: unknown; headers: Record<string, unknown> }[]>(
         `WITH backing_off AS (
            SELECT key, min(id) AS first_id FROM ${table}
-            WHERE published_at IS NULL AND next_attempt_at > now() GROUP BY key)
+            WHERE published_at IS NULL AND next_attempt_at IS NOT NULL AND next_attempt_at > now() GROUP BY key)
          SELECT o.id, o.message_id, o.topic, o.key, o.payload, o.headers FROM ${table} o
            LEFT JOIN backing_off b ON b.key = o.key
           WHERE o.published_at IS NULL AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())

@@ -2,7 +2,7 @@
  * Domain errors carry a stable code (e.g. CRM_BOOKING_PROPERTY_OBJECT_BUSY) and a kind that maps to a
  * tRPC/HTTP code. Procedures never let anything else escape as a 500 for a user mistake.
  */
-export type ErrorKind = 'BAD_REQUEST' | 'NOT_FOUND' | 'CONFLICT' | 'PRECONDITION_FAILED' | 'FORBIDDEN' | 'UNAUTHORIZED' | 'TOO_MANY_REQUESTS';
+export type ErrorKind = 'BAD_REQUEST' | 'NOT_FOUND' | 'CONFLICT' | 'PRECONDITION_FAILED' | 'FORBIDDEN' | 'UNAUTHORIZED' | 'TOO_MANY_REQUESTS' | 'SERVICE_UNAVAILABLE';
 
 export class AppError extends Error {
   constructor(
@@ -34,4 +34,17 @@ export function pgErrorCode(e: unknown): string | undefined {
 export function pgConstraint(e: unknown): string | undefined {
   const cause = (e as { cause?: unknown })?.cause ?? e;
   return (cause as { constraint_name?: string })?.constraint_name ?? (e as { constraint_name?: string })?.constraint_name;
+}
+
+/**
+ * The database could not be reached or dropped the connection (a restart, a failover, a network cut):
+ * SQLSTATE class 08 (connection exception), 57P01–57P03 (shutdown, crash, not accepting connections yet),
+ * postgres.js's own connection codes, or the socket's. The request did nothing (its transaction, if any,
+ * rolled back with the connection) and may be retried as it is — a 503, not a 500.
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const code = pgErrorCode(e);
+  if (!code) return false;
+  return code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code)
+    || ['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code);
 }

@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';
 import type { Actor, Role } from '../auth/actor';
-import { AppError, isAppError, pgErrorCode } from '../platform/errors';
+import { AppError, isAppError, isDatabaseUnavailable, pgErrorCode } from '../platform/errors';
 import { markSpanFailed, SpanKind, withSpan } from '../platform/tracing';
 import type { Context } from './context';
 
@@ -30,6 +30,16 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export const middleware = t.middleware;
 
+/**
+ * 503 SERVICE_UNAVAILABLE / DATABASE_UNAVAILABLE for a database that cannot be reached (see
+ * isDatabaseUnavailable): raised by the procedures' error mapping and by the HTTP route when the
+ * session lookup itself fails.
+ */
+export function databaseUnavailableError(cause: unknown): TRPCError {
+  const message = 'The database is unavailable; nothing was changed. Retry shortly.';
+  return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message, cause: new AppError('DATABASE_UNAVAILABLE', 'SERVICE_UNAVAILABLE', message, { pgCode: pgErrorCode(cause) }) });
+}
+
 /** Domain errors → tRPC codes; anything unexpected is logged and surfaces as a plain 500 without internals. */
 const errorMapping = t.middleware(async ({ ctx, next, path }) => {
   const result = await next();
@@ -47,6 +57,11 @@ const errorMapping = t.middleware(async ({ ctx, next, path }) => {
         code: 'BAD_REQUEST', message: 'A value of the request cannot be stored',
         cause: new AppError('INVALID_INPUT_VALUE', 'BAD_REQUEST', 'A value of the request cannot be stored', { pgCode: pgErrorCode(cause) }),
       });
+    }
+    if (result.error.code === 'INTERNAL_SERVER_ERROR' && isDatabaseUnavailable(cause)) {
+      // nothing was done (the transaction went with the connection); the client may retry as it is
+      ctx.logger.warn({ path, code: pgErrorCode(cause), err: { message: (cause as Error)?.message } }, 'database unavailable');
+      throw databaseUnavailableError(cause);
     }
     if (result.error.code === 'INTERNAL_SERVER_ERROR') {
       ctx.logger.error({ path, err: { message: result.error.message, stack: result.error.stack } }, 'procedure failed');

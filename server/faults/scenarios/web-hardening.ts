@@ -79,22 +79,35 @@ export async function webHardeningScenario(t: TestContext, opts: { label: string
     expect(limited.setCookie).toEqual([]);
     checks.push(`login rate limit: ${SIGN_IN_LIMITS.failuresPerAccount} × 401, then 429 AUTH_RATE_LIMITED even with the right password`);
 
-    // ---- a 500 says nothing about the internals (in-process: the same adapter, a database that is not there)
-    const broken = createDatabase('postgres://nobody:secret@127.0.0.1:1/nothing', { max: 1, applicationName: 'faults-broken' });
-    try {
+    // ---- a 500 says nothing about the internals (in-process: the same adapter, a database without our
+    // schemas, so the query fails with its SQL in the error); an unreachable database is a 503
+    const callWith = async (database: ReturnType<typeof createDatabase>) => {
       const res = await fetchRequestHandler({
         endpoint: '/api/trpc',
         req: new Request(`http://localhost/api/trpc/booking.byId?input=${encodeURIComponent(JSON.stringify(superjson.serialize({ bookingId: booking.id })))}`),
         router: appRouter,
-        createContext: () => createContextFor({ database: broken, env: t.env, logger: t.logger }, pin.actor),
+        createContext: () => createContextFor({ database, env: t.env, logger: t.logger }, pin.actor),
       });
-      const text = await res.text();
-      expect(res.status).toBe(500);
-      expect(JSON.parse(text).error.json.message).toBe('Internal server error');
-      expect(text).not.toMatch(/select|from|crm\.|bookings|secret|127\.0\.0\.1|ECONNREFUSED/i);
+      return { status: res.status, text: await res.text() };
+    };
+    const withoutSchemas = new URL(t.env.DATABASE_URL);
+    withoutSchemas.pathname = '/postgres';
+    const broken = createDatabase(withoutSchemas.toString(), { max: 1, applicationName: 'faults-broken' });
+    const unreachable = createDatabase('postgres://nobody:secret@127.0.0.1:1/nothing', { max: 1, applicationName: 'faults-unreachable' });
+    try {
+      const failed = await callWith(broken);
+      expect(failed.status).toBe(500);
+      expect(JSON.parse(failed.text).error.json.message).toBe('Internal server error');
+      expect(failed.text).not.toMatch(/select|from|crm\.|bookings|relation|127\.0\.0\.1/i);
       checks.push('a 500 carries "Internal server error" only (no SQL, parameters, hosts)');
+      const down = await callWith(unreachable);
+      expect(down.status).toBe(503);
+      expect(JSON.parse(down.text).error.json.data).toMatchObject({ code: 'SERVICE_UNAVAILABLE', domainCode: 'DATABASE_UNAVAILABLE' });
+      expect(down.text).not.toMatch(/secret|127\.0\.0\.1|ECONNREFUSED/i);
+      checks.push('an unreachable database → 503 DATABASE_UNAVAILABLE (no hosts, no credentials)');
     } finally {
       await broken.close().catch(() => {});
+      await unreachable.close().catch(() => {});
     }
 
     // ---- values PostgreSQL refuses are the request's fault: 400, nothing written

@@ -5,6 +5,8 @@ import { getServices } from '@/server/platform/services';
 import { readCookie, resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import type { Context } from '@/server/trpc/context';
 import { observeTrpcRequest } from '@/server/trpc/http-metrics';
+import { databaseUnavailableError } from '@/server/trpc/init';
+import { isDatabaseUnavailable } from '@/server/platform/errors';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -28,15 +30,15 @@ async function handle(req: Request): Promise<Response> {
       return new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
     }
   }
-  const session = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE));
   return fetchRequestHandler({
     endpoint: '/api/trpc',
     req,
     router: appRouter,
-    createContext: (): Context => ({
+    // the session lookup runs inside createContext so that its failure is answered in the tRPC error
+    // shape: an unreachable database is a 503 DATABASE_UNAVAILABLE, not an HTML 500 page
+    createContext: async (): Promise<Context> => ({
       ...services,
-      actor: session?.actor ?? null,
-      sessionId: session?.sessionId ?? null,
+      ...(await sessionOf(services, req)),
       correlationId: req.headers.get('x-correlation-id')?.match(/^[0-9a-f-]{36}$/i)?.[0] ?? randomUUID(),
       setCookie: (c) => cookies.push(c),
       ip: req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? '127.0.0.1',
@@ -46,6 +48,16 @@ async function handle(req: Request): Promise<Response> {
       if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ path, err: { message: error.message } }, 'trpc error');
     },
   });
+}
+
+async function sessionOf(services: ReturnType<typeof getServices>, req: Request): Promise<Pick<Context, 'actor' | 'sessionId'>> {
+  try {
+    const session = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE));
+    return { actor: session?.actor ?? null, sessionId: session?.sessionId ?? null };
+  } catch (e) {
+    if (isDatabaseUnavailable(e)) throw databaseUnavailableError(e);
+    throw e;
+  }
 }
 
 function originHost(origin: string): string | null {

@@ -59,14 +59,15 @@ export function SagaTimelineView({ bookingId, query }: { bookingId: string; quer
       <ErrorNotice error={query.error} />
       {query.isPending ? <p className="muted">{t('loading')}</p> : null}
       {data && data.steps.length === 0 ? <p className="empty-state">{t('empty')}</p> : null}
+      {data && data.steps.length > 0 && !data.eventsOnRecord ? <p className="notice" data-testid="saga-no-events">{t('noEventsOnRecord')}</p> : null}
       <ol className="saga-steps">
-        {data?.steps.map((step) => <StepView key={step.key} step={step} />)}
+        {data?.steps.map((step) => <StepView key={step.key} step={step} eventsOnRecord={data.eventsOnRecord} />)}
       </ol>
     </div>
   );
 }
 
-function StepView({ step }: { step: Step }) {
+function StepView({ step, eventsOnRecord }: { step: Step; eventsOnRecord: boolean }) {
   const t = useTranslations('saga');
   const tb = useTranslations('booking');
   const c = step.command;
@@ -90,7 +91,7 @@ function StepView({ step }: { step: Step }) {
           <strong>{t('unattributed')}</strong>
         )}
       </div>
-      {step.chains.length === 0 && c ? <p className="muted small">{t('noEvents')}</p> : null}
+      {step.chains.length === 0 && c && eventsOnRecord ? <p className="muted small">{t('noEvents')}</p> : null}
       {step.chains.map((chain) => (
         <ChainView key={chain.messageId} chain={chain} startAt={c?.at ?? null} />
       ))}

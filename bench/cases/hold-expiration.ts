@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
-import { selectExpiredHoldsForUpdate } from '../../server/chessboard/property-object-hold-expiration.sql';
+import { expiredHoldsCountQuery, selectExpiredHoldsForUpdate } from '../../server/chessboard/property-object-hold-expiration.sql';
 import { Agent } from '../lib/agent-client';
 import type { BenchCase, BenchContext } from '../lib/context';
 import { rawClient, settle } from '../lib/db';
@@ -198,7 +198,7 @@ class Scale {
   /**
    * The reads whose cost the partial indexes are meant to keep flat, timed on their own: the job's
    * candidate query (its SQL from selectExpiredHoldsForUpdate, without the row locks) and the backlog
-   * counts it runs at the end of a cycle (countExpiredHolds' predicate), for both phases.
+   * counts it runs at the end of a cycle (countExpiredHolds' statement), for both phases.
    */
   async probeReads(): Promise<void> {
     const cutoff = new Date(Date.now() - GRACE_MS);
@@ -212,9 +212,9 @@ class Scale {
       const r = await this.agent.sql(text, q.params.map((p) => (p instanceof Date ? p.toISOString() : p)));
       if (r.rows.length !== Math.min(BATCH, this.stuck / 2)) throw new Error(`candidate query returned ${r.rows.length} rows`);
       select += r.ms;
-      const [status, timer] = phase === 'reserved' ? ['Reserved', 'reserved_until'] : ['Booked', 'booked_until'];
-      const c = await this.agent.sql(`SELECT count(*)::int AS n FROM chessboard.property_objects WHERE status = $1 AND ${timer} < $2::timestamptz`,
-        [status, cutoff.toISOString()]);
+      // the job's own statement (countExpiredHolds), not a copy of its predicate
+      const cq = expiredHoldsCountQuery(drz as never, phase, cutoff).toSQL();
+      const c = await this.agent.sql(cq.sql, cq.params.map((p) => (p instanceof Date ? p.toISOString() : p)));
       count += c.ms;
     }
     this.result.selectMs.push(select);

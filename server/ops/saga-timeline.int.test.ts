@@ -141,6 +141,22 @@ describe('saga timeline of a booking', () => {
     expect(release.chains[0].hops[0].detail).toBe('ExpirationJob:Reserved');
   });
 
+  it('says when no integration event of the booking is on record (imported, or pruned) — and not when there is one', async () => {
+    const db = t.database.db;
+    const { bookingId } = await insertBooking();
+    await db.insert(bookingTimeline).values({
+      bookingId, tenantId: world.tenantId, at: T0, actorType: 'user', actorId: manager.userId, action: 'create',
+      fromStatus: null, toStatus: 'Reserved', messageIds: [], bookingVersion: 1,
+    });
+    const imported = await getSagaTimeline(db, manager, bookingId);
+    expect(imported.steps).toHaveLength(1);
+    expect(imported.steps[0].chains).toEqual([]);
+    expect(imported.eventsOnRecord).toBe(false);
+
+    await crmMessage(bookingId, TOPICS.bookingConfirmed, at(60_000), null);
+    expect((await getSagaTimeline(db, manager, bookingId)).eventsOnRecord).toBe(true);
+  });
+
   it('a booking of another tenant is NOT_FOUND', async () => {
     const { bookingId } = await insertBooking();
     await expect(getSagaTimeline(t.database.db, foreign, bookingId)).rejects.toMatchObject({ kind: 'NOT_FOUND', code: 'CRM_BOOKING_NOT_FOUND' });

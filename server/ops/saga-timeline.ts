@@ -79,6 +79,13 @@ export interface SagaTimeline {
   steps: SagaStep[];
   hasPending: boolean;
   hasFailures: boolean;
+  /**
+   * false: not one integration event of this booking is on record. Every booking command writes its
+   * event in the command's transaction, so such a booking was imported (the demo seed writes bookings
+   * directly) or its events were pruned after OUTBOX_RETENTION_MS; the UI says so instead of showing
+   * its commands as "internal transitions".
+   */
+  eventsOnRecord: boolean;
   generatedAt: Date;
 }
 
@@ -244,6 +251,7 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
     steps,
     hasPending: all.some((h) => h.state === 'pending'),
     hasFailures: all.some((h) => h.state === 'failed'),
+    eventsOnRecord: crmRows.length > 0 || releases.length > 0,
     generatedAt: now,
   };
 }

@@ -1,6 +1,7 @@
-import { and, asc, eq, lt, notExists, sql } from 'drizzle-orm';
+import { and, eq, lt, notExists, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../platform/db';
-import { isRemovable } from './card';
+import { AppError } from '../platform/errors';
+import { isRemovable, type CardStatus } from './card';
 import {
   buildingDisplayOverrides, projectCards, propertyObjectCards, propertyObjectDisplayOverrides,
 } from './schema';
@@ -32,62 +33,55 @@ export const removableProjectCard = (cutoff: Date) =>
     notExists(sql`(SELECT 1 FROM ${propertyObjectCards} WHERE ${propertyObjectCards.projectId} = ${projectCards.id})`),
   );
 
-export interface LockedBatch {
+export interface PurgedBatch {
+  /** the cards of the batch (locked and deleted, not yet committed) */
   ids: string[];
-}
-
-/**
- * Selects up to `limit` removable cards of the phase, oldest updated_at first, and locks them
- * (FOR UPDATE SKIP LOCKED): a row locked by another run or by a restoring upsert is left for later.
- */
-export async function lockRemovableCards(tx: Tx, input: { phase: RetentionPhase; cutoff: Date; limit: number }): Promise<LockedBatch> {
-  const rows = input.phase === 'property_object'
-    ? await tx
-      .select({ id: propertyObjectCards.id, status: propertyObjectCards.status, updatedAt: propertyObjectCards.updatedAt })
-      .from(propertyObjectCards)
-      .where(removablePropertyObjectCard(input.cutoff))
-      .orderBy(asc(propertyObjectCards.updatedAt), asc(propertyObjectCards.id))
-      .limit(input.limit)
-      .for('update', { skipLocked: true })
-    : await tx
-      .select({ id: projectCards.id, status: projectCards.status, updatedAt: projectCards.updatedAt })
-      .from(projectCards)
-      .where(removableProjectCard(input.cutoff))
-      .orderBy(asc(projectCards.updatedAt), asc(projectCards.id))
-      .limit(input.limit)
-      .for('update', { skipLocked: true });
-  // the SQL predicate is the rule; re-checked on the locked rows so a predicate bug cannot delete a live card
-  return { ids: rows.filter((r) => isRemovable(r, input.cutoff)).map((r) => r.id) };
-}
-
-export interface DeletedBatch {
   deletedCards: number;
   deletedOverrides: number;
 }
 
-/** A uuid[] literal: the batch's ids as ONE parameter (`= ANY(…)`) instead of a list of 2,000 parameters. */
-const uuidArray = (ids: string[]) => sql`${`{${ids.join(',')}}`}::uuid[]`;
-
 /**
- * Deletes the locked batch: first its display overrides (live and soft-deleted — their target is
- * gone), then the cards themselves, still under the removal predicate. The ids go as one array
- * parameter and only the deleted-row counts come back (an `IN` list of 2,000 parameters with
- * RETURNING of every id cost more than the deletes; found with `npm run bench -- delisted-retention`);
- * the two statements are sent together (postgres.js pipelines them on the transaction's connection).
+ * One batch of a phase as ONE statement: select up to `limit` removable cards, oldest updated_at first,
+ * under row locks (FOR UPDATE SKIP LOCKED: a row locked by another run or by a restoring upsert is left
+ * for later), delete their display overrides (live and soft-deleted — their target is gone), then the
+ * cards. The spec's order and predicate; one round trip instead of a locking SELECT that ships the
+ * batch back and two DELETEs that look the same rows up again (`npm run bench -- delisted-retention`).
+ *
+ * The deleted cards come back with their status and updated_at, and the domain rule (card.ts
+ * `isRemovable`) is checked on them: if the SQL predicate ever let a live card through, the call
+ * throws and the caller's transaction rolls the whole batch back — nothing live is ever removed.
  */
-export async function deleteLockedCards(tx: Tx, input: { phase: RetentionPhase; ids: string[]; cutoff: Date }): Promise<DeletedBatch> {
-  if (input.ids.length === 0) return { deletedCards: 0, deletedOverrides: 0 };
-  const ids = uuidArray(input.ids);
-  const [overrides, cards] = input.phase === 'property_object'
-    ? await Promise.all([
-      tx.delete(propertyObjectDisplayOverrides).where(sql`${propertyObjectDisplayOverrides.propertyObjectId} = ANY(${ids})`).then((r) => r.count),
-      tx.delete(propertyObjectCards).where(and(sql`${propertyObjectCards.id} = ANY(${ids})`, removablePropertyObjectCard(input.cutoff))).then((r) => r.count),
-    ])
-    : await Promise.all([
-      tx.delete(buildingDisplayOverrides).where(sql`${buildingDisplayOverrides.projectId} = ANY(${ids})`).then((r) => r.count),
-      tx.delete(projectCards).where(and(sql`${projectCards.id} = ANY(${ids})`, removableProjectCard(input.cutoff))).then((r) => r.count),
-    ]);
-  return { deletedCards: cards, deletedOverrides: overrides };
+export async function purgeRemovableBatch(tx: Tx, input: { phase: RetentionPhase; cutoff: Date; limit: number }): Promise<PurgedBatch> {
+  const statement = input.phase === 'property_object'
+    ? sql`
+      WITH batch AS (
+        SELECT ${propertyObjectCards.id} AS id FROM ${propertyObjectCards}
+        WHERE ${removablePropertyObjectCard(input.cutoff)}
+        ORDER BY ${propertyObjectCards.updatedAt}, ${propertyObjectCards.id} LIMIT ${input.limit} FOR UPDATE SKIP LOCKED
+      ), overrides AS (
+        DELETE FROM ${propertyObjectDisplayOverrides} WHERE property_object_id IN (SELECT id FROM batch) RETURNING 1
+      ), cards AS (
+        DELETE FROM ${propertyObjectCards} WHERE id IN (SELECT id FROM batch) RETURNING id, status, updated_at
+      )
+      SELECT id, status, updated_at, (SELECT count(*) FROM overrides)::int AS overrides FROM cards`
+    : sql`
+      WITH batch AS (
+        SELECT ${projectCards.id} AS id FROM ${projectCards}
+        WHERE ${removableProjectCard(input.cutoff)}
+        ORDER BY ${projectCards.updatedAt}, ${projectCards.id} LIMIT ${input.limit} FOR UPDATE SKIP LOCKED
+      ), overrides AS (
+        DELETE FROM ${buildingDisplayOverrides} WHERE project_id IN (SELECT id FROM batch) RETURNING 1
+      ), cards AS (
+        DELETE FROM ${projectCards} WHERE id IN (SELECT id FROM batch) RETURNING id, status, updated_at
+      )
+      SELECT id, status, updated_at, (SELECT count(*) FROM overrides)::int AS overrides FROM cards`;
+  const rows = await tx.execute<{ id: string; status: CardStatus; updated_at: Date | string; overrides: number }>(statement);
+  const live = rows.filter((r) => !isRemovable({ status: r.status, updatedAt: new Date(r.updated_at) }, input.cutoff));
+  if (live.length > 0) {
+    throw new AppError('CATALOG_RETENTION_LIVE_CARD_IN_BATCH', 'PRECONDITION_FAILED',
+      `the removal predicate selected ${live.length} card(s) that are not removable; the batch is rolled back`, { ids: live.map((r) => r.id) });
+  }
+  return { ids: rows.map((r) => r.id), deletedCards: rows.length, deletedOverrides: rows[0]?.overrides ?? 0 };
 }
 
 /** True if a run with this cutoff would still find work (HasMore after a limit or a stop request). */

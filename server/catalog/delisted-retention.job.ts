@@ -4,7 +4,7 @@ import type { Env } from '../platform/env';
 import type { JobContext, JobDefinition } from '../platform/jobs/types';
 import { retentionCutoff, validateRetentionSettings, type RetentionSettings } from './card';
 import {
-  deleteLockedCards, hasRemovableCards, lockRemovableCards, RETENTION_PHASES, type DeletedBatch, type RetentionPhase,
+  hasRemovableCards, purgeRemovableBatch, RETENTION_PHASES, type PurgedBatch, type RetentionPhase,
 } from './delisted-card-purge';
 import { getDelistedBacklog, serverNow } from './queries';
 import { retentionMetrics, setBacklog } from './retention-metrics';
@@ -39,7 +39,7 @@ export interface DelistedRetentionOptions {
   settings?: Partial<RetentionSettings>;
   /** the run's clock for the cutoff and MaxRunDuration; default: PostgreSQL now() for the cutoff, Date.now for the duration */
   clock?: () => Date;
-  /** called inside a batch's transaction after its cards are locked, before anything is deleted */
+  /** called inside a batch's transaction once its cards are locked and deleted, before the commit (a throw rolls the batch back) */
   onBatchLocked?: (batch: { phase: RetentionPhase; batchIndex: number; ids: string[] }) => Promise<void> | void;
 }
 
@@ -146,14 +146,14 @@ async function runDelistedRetention(ctx: JobContext, opts: DelistedRetentionOpti
         if (stoppedBy) break phases;
         const batchIndex = summary.BatchesProcessed + 1;
         let batchIds: string[] = [];
-        let deleted: DeletedBatch | null;
+        let deleted: PurgedBatch | null;
         try {
           deleted = await db.transaction(async (tx) => {
-            const batch = await lockRemovableCards(tx, { phase, cutoff, limit: settings.batchSize });
+            const batch = await purgeRemovableBatch(tx, { phase, cutoff, limit: settings.batchSize });
             batchIds = batch.ids;
             if (batch.ids.length === 0) return null;
             await opts.onBatchLocked?.({ phase, batchIndex, ids: batch.ids });
-            return deleteLockedCards(tx, { phase, ids: batch.ids, cutoff });
+            return batch;
           });
         } catch (e) {
           // the failed batch rolled back whole: its cards are still there for the next run

@@ -86,3 +86,32 @@ describe('consumer runner: partitions in parallel', () => {
     expect(applied.filter((a) => a.partition === 0)).toEqual([{ partition: 0, key: slowKey, seq: 1000 }]);
   });
 });
+
+describe('consumer runner: offsets committed per fetched batch', () => {
+  it('a burst of 60 messages on one partition is applied in order and committed in a few OffsetCommits, ending at its last offset', async () => {
+    const commits: number[] = [];
+    const listener = running!.consumer.on(running!.consumer.events.COMMIT_OFFSETS, (e) => {
+      commits.push(e.payload.topics.reduce((n, topic) => n + topic.partitions.length, 0));
+    });
+    const burstKey = randomUUID();
+    const topic = withPrefix(t.prefix, TOPICS.bookingCreated);
+    await producer.send({ topic, messages: Array.from({ length: 60 }, (_, i) => ({ key: burstKey, partition: 2, value: envelope(burstKey, 2000 + i) })) });
+    await waitFor(async () => applied.filter((a) => a.key === burstKey).length === 60, 30_000);
+    expect(applied.filter((a) => a.key === burstKey).map((a) => a.seq)).toEqual(Array.from({ length: 60 }, (_, i) => 2000 + i));
+    const admin = createKafka(t.env).admin();
+    await admin.connect();
+    try {
+      const end = Number((await admin.fetchTopicOffsets(topic)).find((p) => p.partition === 2)!.offset);
+      await waitFor(async () => {
+        const [offsets] = await admin.fetchOffsets({ groupId: withPrefix(t.prefix, def.name), topics: [topic] });
+        return Number(offsets.partitions.find((p) => p.partition === 2)!.offset) === end;
+      }, 15_000);
+    } finally {
+      await admin.disconnect();
+      listener();
+    }
+    // one commit per message would be 60; a fetch brings the burst in one or a few batches
+    expect(commits.length).toBeGreaterThan(0);
+    expect(commits.length).toBeLessThanOrEqual(10);
+  });
+});

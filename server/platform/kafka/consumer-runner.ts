@@ -14,6 +14,9 @@ const processingDelay = gauge('pin_consumer_processing_delay_seconds', 'Age of t
 const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer']);
 
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/** Within a long fetched batch, the applied offsets are committed at least this often. */
+const COMMIT_EVERY_MESSAGES = 100;
+const COMMIT_EVERY_MS = 1_000;
 /** Partitions of a consumer group applied at the same time by one consumer (topics have 3 partitions). */
 export const PARTITIONS_CONSUMED_CONCURRENTLY = 3;
 
@@ -136,16 +139,11 @@ export async function startConsumer(
     });
   };
 
-  await consumer.run({
-    autoCommit: false,
-    // Partitions are applied concurrently (order within a partition, i.e. per key, is kept; across
-    // topics there was never an order — DESIGN decision 3). One message at a time made the consumer
-    // latency-bound: ~15 sequential round trips per message capped it below 100 messages/s on the
-    // bench machine and the saga's hop to the chessboard queued up for seconds (`npm run bench -- saga-latency`).
-    partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
-    // one CONSUMER span per message, child of the span that wrote the outbox row (its traceparent
-    // travels in the Kafka headers); the handler's own outbox rows carry this span on (tracing.ts)
-    eachMessage: ({ topic: fullTopic, partition, message, heartbeat }) => withSpan(`${unprefix.get(fullTopic)} process`, {
+  // One message, applied (or sent to the DLQ) — its offset is committed by the batch loop below.
+  // One CONSUMER span per message, child of the span that wrote the outbox row (its traceparent
+  // travels in the Kafka headers); the handler's own outbox rows carry this span on (tracing.ts).
+  const processMessage = (fullTopic: string, partition: number, message: KafkaMessage, heartbeat: () => Promise<void>) =>
+    withSpan(`${unprefix.get(fullTopic)} process`, {
       kind: SpanKind.CONSUMER,
       parent: contextFromHeaders(message.headers),
       attributes: {
@@ -154,7 +152,6 @@ export async function startConsumer(
       },
     }, async (span) => {
       const topic = unprefix.get(fullTopic)!;
-      const commit = () => consumer.commitOffsets([{ topic: fullTopic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
       const parsed = parse(topic, message);
       if (!('envelope' in parsed)) {
         await sendToDlq(fullTopic, partition, message, parsed.code, parsed.reason);
@@ -163,7 +160,6 @@ export async function startConsumer(
         span.setAttribute('pin.consumer.result', 'dlq');
         markSpanFailed(span, parsed.code);
         log.warn({ topic, partition, offset: message.offset, code: parsed.code, messageId: parsed.messageId }, 'consumer message sent to DLQ');
-        await commit();
         return;
       }
       const { envelope } = parsed;
@@ -209,9 +205,51 @@ export async function startConsumer(
           await heartbeat().catch(() => {});
         }
       }
-      await commit();
       processingDelay.set({ consumer: def.name }, Math.max(0, (Date.now() - Number(message.timestamp)) / 1000));
-    }),
+    });
+
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    // Partitions are applied concurrently (order within a partition, i.e. per key, is kept; across
+    // topics there was never an order — DESIGN decision 3). One message at a time made the consumer
+    // latency-bound: ~15 sequential round trips per message capped it below 100 messages/s on the
+    // bench machine and the saga's hop to the chessboard queued up for seconds (`npm run bench -- saga-latency`).
+    partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
+    // Messages one by one in partition order; the offset is committed after them, once per fetched
+    // batch (and every COMMIT_EVERY_MESSAGES / COMMIT_EVERY_MS within a long one), not once per message:
+    // an OffsetCommit round trip per message was a large part of the consumer's time under a backlog.
+    // A crash before the commit redelivers the applied messages; the inbox drops them (at-least-once).
+    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      const { topic: fullTopic, partition } = batch;
+      let applied: string | null = null;
+      let appliedSinceCommit = 0;
+      let lastCommitAt = Date.now();
+      const commitApplied = async () => {
+        if (applied === null) return;
+        const offset = (BigInt(applied) + 1n).toString();
+        applied = null;
+        appliedSinceCommit = 0;
+        lastCommitAt = Date.now();
+        await consumer.commitOffsets([{ topic: fullTopic, partition, offset }]);
+      };
+      try {
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) break;
+          await processMessage(fullTopic, partition, message, heartbeat);
+          resolveOffset(message.offset);
+          applied = message.offset;
+          appliedSinceCommit += 1;
+          if (appliedSinceCommit >= COMMIT_EVERY_MESSAGES || Date.now() - lastCommitAt >= COMMIT_EVERY_MS) await commitApplied();
+          await heartbeat();
+        }
+      } catch (e) {
+        // what was applied before the failure is still committed (best effort: a rebalance may refuse it)
+        await commitApplied().catch(() => {});
+        throw e;
+      }
+      await commitApplied();
+    },
   });
 
   return {

@@ -1,0 +1,67 @@
+// Plain JS (no dependencies): fixes of dependency bugs that upstream has not released yet, applied to
+// node_modules after every install (package.json "postinstall") and checked by the start/test
+// bootstrap. Idempotent; fails loudly when a patched file no longer has the code it expects (an
+// upgrade: check whether upstream fixed it, then drop the patch).
+//
+// postgres 3.4.9 — porsager/postgres#1154, #1208 (fix proposed in #1209, not released): a write
+// scheduled with setImmediate runs after the connection closed and calls `socket.write` on null — an
+// uncaught TypeError that ends the process (the worker on every PostgreSQL restart; a vitest run that
+// terminates a backend). And `closed()` clears the pending immediate without forgetting it, so later
+// writes are buffered behind stale bytes and never flushed. Patched: a write to a closed connection
+// rejects its queries with CONNECTION_CLOSED (the caller's try/catch sees it), and `closed()` drops
+// the stale buffer and timer.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MARKER = '/* pin-patch: porsager/postgres#1208 */';
+
+const POSTGRES = {
+  version: '3.4.9',
+  files: ['node_modules/postgres/src/connection.js', 'node_modules/postgres/cjs/src/connection.js', 'node_modules/postgres/cf/src/connection.js'],
+  edits: [
+    {
+      from: '  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)',
+      to: `  function nextWrite(fn) {\n    if (socket === null) { ${MARKER}\n      nextWriteTimer !== null && clearImmediate(nextWriteTimer)\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)`,
+    },
+    {
+      from: '    incomings = null\n    clearImmediate(nextWriteTimer)\n    socket.removeListener(\'data\', data)',
+      to: `    incomings = null\n    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null ${MARKER}\n    socket.removeListener('data', data)`,
+    },
+  ],
+};
+
+/** Applies the patches; returns the files it changed. Throws when a file does not match. */
+export function patchDependencies() {
+  const changed = [];
+  const pkgFile = path.join(root, 'node_modules/postgres/package.json');
+  if (!existsSync(pkgFile)) return changed; // not installed (yet)
+  const version = JSON.parse(readFileSync(pkgFile, 'utf8')).version;
+  if (version !== POSTGRES.version) {
+    throw new Error(`postgres ${version} installed, the patch is for ${POSTGRES.version}: check porsager/postgres#1208 and update scripts/patch-dependencies.mjs`);
+  }
+  for (const rel of POSTGRES.files) {
+    const file = path.join(root, rel);
+    if (!existsSync(file)) continue;
+    let text = readFileSync(file, 'utf8');
+    if (text.includes(MARKER)) continue;
+    for (const { from, to } of POSTGRES.edits) {
+      if (!text.includes(from)) throw new Error(`${rel}: the code to patch was not found (postgres ${version})`);
+      text = text.replace(from, to);
+    }
+    writeFileSync(file, text);
+    changed.push(rel);
+  }
+  return changed;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    const changed = patchDependencies();
+    if (changed.length) console.log(`[patch] postgres: ${changed.join(', ')}`);
+  } catch (e) {
+    console.error(`[patch] ${e.message}`);
+    process.exit(1);
+  }
+}

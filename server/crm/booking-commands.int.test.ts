@@ -449,7 +449,7 @@ describe('input validation: bad input to every procedure is a typed error and wr
   missing('booking.create', 'mutation', { dealId: uuid, propertyObjectId: uuid, programId: uuid }, 'CRM_DEAL_NOT_FOUND');
   bad('booking.byId', 'query', [{}, { bookingId: 'x' }]);
   missing('booking.byId', 'query', { bookingId: uuid }, 'CRM_BOOKING_NOT_FOUND');
-  bad('booking.list', 'query', [{ pageSize: 1000 }, { status: ['Nope'] }, { search: "x' OR 1=1" }, { expiringWithinMinutes: -5 }, { sort: 'password' }, { page: 0 }]);
+  bad('booking.list', 'query', [{ pageSize: 1000 }, { status: ['Nope'] }, { search: 'x'.repeat(37) }, { search: 'a\u0007b' }, { expiringWithinMinutes: -5 }, { sort: 'password' }, { page: 0 }]);
   bad('deal.list', 'query', [{ status: ['Open'] }, { pageSize: 0 }]);
   bad('deal.byId', 'query', [{ dealId: 1 }]);
   missing('deal.byId', 'query', { dealId: uuid }, 'CRM_DEAL_NOT_FOUND');

@@ -122,6 +122,8 @@ describe('booking.list by project and object number (resolved by the chessboard)
     expect((await c.booking.list({ search: '1000', projectId: projectB.projectId })).items.map((b) => b.id)).toEqual([onB0.id]);
     // a number that is also a hex id prefix still finds the object ("12a" above); a number that matches nothing finds nothing
     expect((await c.booking.list({ search: 'кв. 7' })).total).toBe(0);
+    // a search is data, never SQL: an injection attempt is an object number that matches nothing
+    expect((await c.booking.list({ search: "x' OR 1=1 --" })).total).toBe(0);
     // another tenant's project and objects are invisible: its project filters to nothing, its numbers find only own bookings
     expect((await c.booking.list({ projectId: foreignProject.projectId })).total).toBe(0);
     expect((await callerFor(t, pin).booking.list({ projectId: foreignProject.projectId })).items.map((b) => b.id)).toEqual([onF0.id]);

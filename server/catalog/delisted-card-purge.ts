@@ -52,29 +52,20 @@ export interface PurgedBatch {
  * throws and the caller's transaction rolls the whole batch back — nothing live is ever removed.
  */
 export async function purgeRemovableBatch(tx: Tx, input: { phase: RetentionPhase; cutoff: Date; limit: number }): Promise<PurgedBatch> {
-  const statement = input.phase === 'property_object'
-    ? sql`
-      WITH batch AS (
-        SELECT ${propertyObjectCards.id} AS id FROM ${propertyObjectCards}
-        WHERE ${removablePropertyObjectCard(input.cutoff)}
-        ORDER BY ${propertyObjectCards.updatedAt}, ${propertyObjectCards.id} LIMIT ${input.limit} FOR UPDATE SKIP LOCKED
-      ), overrides AS (
-        DELETE FROM ${propertyObjectDisplayOverrides} WHERE property_object_id IN (SELECT id FROM batch) RETURNING 1
-      ), cards AS (
-        DELETE FROM ${propertyObjectCards} WHERE id IN (SELECT id FROM batch) RETURNING id, status, updated_at
-      )
-      SELECT id, status, updated_at, (SELECT count(*) FROM overrides)::int AS overrides FROM cards`
-    : sql`
-      WITH batch AS (
-        SELECT ${projectCards.id} AS id FROM ${projectCards}
-        WHERE ${removableProjectCard(input.cutoff)}
-        ORDER BY ${projectCards.updatedAt}, ${projectCards.id} LIMIT ${input.limit} FOR UPDATE SKIP LOCKED
-      ), overrides AS (
-        DELETE FROM ${buildingDisplayOverrides} WHERE project_id IN (SELECT id FROM batch) RETURNING 1
-      ), cards AS (
-        DELETE FROM ${projectCards} WHERE id IN (SELECT id FROM batch) RETURNING id, status, updated_at
-      )
-      SELECT id, status, updated_at, (SELECT count(*) FROM overrides)::int AS overrides FROM cards`;
+  const phase = input.phase === 'property_object'
+    ? { cards: propertyObjectCards, removable: removablePropertyObjectCard(input.cutoff), overrides: propertyObjectDisplayOverrides, overridesOf: propertyObjectDisplayOverrides.propertyObjectId }
+    : { cards: projectCards, removable: removableProjectCard(input.cutoff), overrides: buildingDisplayOverrides, overridesOf: buildingDisplayOverrides.projectId };
+  const statement = sql`
+    WITH batch AS (
+      SELECT ${phase.cards.id} AS id FROM ${phase.cards}
+      WHERE ${phase.removable}
+      ORDER BY ${phase.cards.updatedAt}, ${phase.cards.id} LIMIT ${input.limit} FOR UPDATE SKIP LOCKED
+    ), overrides AS (
+      DELETE FROM ${phase.overrides} WHERE ${sql.identifier(phase.overridesOf.name)} IN (SELECT id FROM batch) RETURNING 1
+    ), cards AS (
+      DELETE FROM ${phase.cards} WHERE id IN (SELECT id FROM batch) RETURNING id, status, updated_at
+    )
+    SELECT id, status, updated_at, (SELECT count(*) FROM overrides)::int AS overrides FROM cards`;
   const rows = await tx.execute<{ id: string; status: CardStatus; updated_at: Date | string; overrides: number }>(statement);
   const live = rows.filter((r) => !isRemovable({ status: r.status, updatedAt: new Date(r.updated_at) }, input.cutoff));
   if (live.length > 0) {

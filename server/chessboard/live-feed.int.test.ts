@@ -33,8 +33,10 @@ describe('live feed (LISTEN on the outbox channels)', () => {
     await t.database.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_notify('pin_outbox_chessboard', '')`);
       await new Promise((r) => setTimeout(r, 150)); // NOTIFY is delivered at commit, not now
+      // the COMMIT goes out right after this callback returns; its answer (on this connection) and the
+      // notification (on the listener's) may then arrive in either order, so "early" means before this
+      committedAt = Date.now();
     });
-    committedAt = Date.now();
     const at = await received;
     off();
     expect(early).toBe(false);

@@ -2,6 +2,7 @@ import { getServices } from '@/server/platform/services';
 import { sessionCookie } from '@/server/auth/session';
 import { signIn } from '@/server/auth/sign-in';
 import { isAppError } from '@/server/platform/errors';
+import { isCrossOrigin } from '@/server/auth/same-origin';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -13,10 +14,7 @@ export const runtime = 'nodejs';
  */
 export async function POST(req: Request): Promise<Response> {
   const services = getServices();
-  const origin = req.headers.get('origin');
-  const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
-  // an Origin that is not a URL (the opaque "null" of sandboxed frames and some redirects) is not ours either
-  if (origin && host && originHost(origin) !== host) return new Response('Cross-origin request refused', { status: 403 });
+  if (isCrossOrigin(req)) return new Response('Cross-origin request refused', { status: 403 });
   const back = (path: string, cookie?: string) =>
     new Response(null, { status: 303, headers: { location: path, ...(cookie ? { 'set-cookie': cookie } : {}) } });
   const form = await req.formData().catch(() => null);
@@ -35,13 +33,5 @@ export async function POST(req: Request): Promise<Response> {
     if (isAppError(e)) return back(`/login?error=${encodeURIComponent(e.code)}`);
     services.logger.error({ err: { message: (e as Error).message } }, 'sign-in fallback failed');
     return back('/login?error=INTERNAL');
-  }
-}
-
-function originHost(origin: string): string | null {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return null;
   }
 }

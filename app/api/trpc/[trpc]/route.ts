@@ -7,6 +7,7 @@ import type { Context } from '@/server/trpc/context';
 import { observeTrpcRequest } from '@/server/trpc/http-metrics';
 import { databaseUnavailableError } from '@/server/trpc/init';
 import { isDatabaseUnavailable } from '@/server/platform/errors';
+import { isCrossOrigin } from '@/server/auth/same-origin';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -23,10 +24,7 @@ async function handle(req: Request): Promise<Response> {
   const cookies: string[] = [];
   // CSRF: a mutation must come from our own origin (SameSite=Lax already blocks cross-site POST cookies)
   if (req.method === 'POST') {
-    const origin = req.headers.get('origin');
-    const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
-    // an Origin that is not a URL (the opaque "null" of sandboxed frames and some redirects) is not ours either
-    if (origin && host && originHost(origin) !== host) {
+    if (isCrossOrigin(req)) {
       return new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
     }
   }
@@ -57,14 +55,6 @@ async function sessionOf(services: ReturnType<typeof getServices>, req: Request)
   } catch (e) {
     if (isDatabaseUnavailable(e)) throw databaseUnavailableError(e);
     throw e;
-  }
-}
-
-function originHost(origin: string): string | null {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return null;
   }
 }
 

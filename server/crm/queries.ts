@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Actor } from '../auth/actor';
-import type { DbOrTx } from '../platform/db';
+import { uuidArray, type DbOrTx } from '../platform/db';
 import { crmError } from './errors';
 import { tenantFilter } from './commands/shared';
 import { BOOKING_STATUSES, DEAL_STATUSES, bookingPrograms, bookings, bookingTimeline, deals } from './schema';
@@ -90,8 +90,7 @@ export interface ObjectScope {
   searchObjectIds?: string[];
 }
 
-const uuidList = (ids: string[]) => sql`${`{${ids.join(',')}}`}::uuid[]`;
-const objectIn = (ids: string[]) => (ids.length === 0 ? sql`false` : sql`${bookings.propertyObjectId} = ANY(${uuidList(ids)})`);
+const objectIn = (ids: string[]) => (ids.length === 0 ? sql`false` : sql`${bookings.propertyObjectId} = ANY(${uuidArray(ids)})`);
 
 export async function listBookings(db: DbOrTx, actor: Actor, rawInput: ListBookingsInput, now: Date = new Date(), objects: ObjectScope = {}) {
   const input = listBookingsInput.parse(rawInput);

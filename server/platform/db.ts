@@ -1,3 +1,4 @@
+import { sql, type SQL } from 'drizzle-orm';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema';
@@ -8,6 +9,9 @@ export type Db = PostgresJsDatabase<Schema>;
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** Either a db or a tx: read-only queries accept both. */
 export type DbOrTx = Db | Tx;
+
+/** A list of ids as ONE uuid[] parameter (`= ANY(…)`), not one parameter per id. The ids are uuids already validated. */
+export const uuidArray = (ids: readonly string[]): SQL => sql`${`{${ids.join(',')}}`}::uuid[]`;
 
 export interface Database {
   sql: postgres.Sql;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import type { Tx } from '../../platform/db';
+import { uuidArray, type Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { writeOutbox, writeOutboxMany, type OutboxEvent } from '../../platform/outbox/write';
 import { TOPICS } from '../../platform/kafka/topics';
@@ -230,7 +230,7 @@ export async function requestProjectAggregatesRecalc(tx: Tx, projectIds: Iterabl
   // one statement for the whole batch; the subquery takes the row locks in id order (ORDER BY … FOR UPDATE)
   await tx.execute(sql`
     UPDATE ${projects} SET aggregates_recalc_requested_at = coalesce(aggregates_recalc_requested_at, ${at.toISOString()}::timestamptz)
-    WHERE id IN (SELECT id FROM ${projects} WHERE id = ANY(${`{${ids.join(',')}}`}::uuid[]) ORDER BY id FOR UPDATE)`);
+    WHERE id IN (SELECT id FROM ${projects} WHERE id = ANY(${uuidArray(ids)}) ORDER BY id FOR UPDATE)`);
 }
 
 /**

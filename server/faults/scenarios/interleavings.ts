@@ -22,6 +22,7 @@ import { createLogger } from '../../platform/logger';
 import type { TestContext } from '../../testing/harness';
 import { CRM_STATUS_CONSUMER as CONSUMER, CRM_STATUS_TOPICS as CONSUMED_TOPICS, deliverCrmEvent } from '../helpers/consumer-emulation';
 import { figure, secondsSince } from '../helpers/figures';
+import { prng } from '../../../scripts/seed-data';
 
 /**
  * Randomized interleavings (fast-check) of the Booking saga against real PostgreSQL: crm commands
@@ -73,14 +74,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
 
 /** Deterministic shuffle (mulberry32) for the final deliveries: the order is part of the fast-check input. */
 function shuffle<T>(items: T[], seed: number): T[] {
-  let a = seed >>> 0;
-  const rnd = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rnd = prng(seed);
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1));

@@ -10,6 +10,7 @@ import { figure, secondsSince } from '../helpers/figures';
 import { duplicatesOf, readEverything } from '../helpers/kafka-read';
 import { sleep, startWorker, type ManagedProcess } from '../helpers/processes';
 import { seedWorld } from '../helpers/world';
+import { prng } from '../../../scripts/seed-data';
 
 /**
  * kill -9 of the worker process in the middle of its work, again and again. Each round seeds work for
@@ -28,17 +29,6 @@ const RETENTION_BATCH = 50;
 const RELAY_BATCH = 20;
 type Target = 'hold-expiration' | 'retention' | 'relay' | 'consumer';
 const TARGETS: Target[] = ['hold-expiration', 'retention', 'relay', 'consumer'];
-
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Counters {
   holdsReleasedR: number; holdsReleasedB: number; holdsFree: number; holdReleases: number; jobEvents: number; holdsLeft: number;

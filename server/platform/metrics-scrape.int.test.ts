@@ -278,6 +278,9 @@ describe('worker /metrics (server/worker.ts as a child process)', () => {
         && (await count(`SELECT count(*)::int AS n FROM chessboard.inbox WHERE consumer = '${crmStatus}'`)) === crmRows
         && (await count(`SELECT count(*)::int AS n FROM catalog.inbox WHERE consumer = '${cards}'`)) === cbRows
         && x.value('pin_consumer_lag_messages', { consumer: crmStatus }) === 0 && x.value('pin_consumer_lag_messages', { consumer: cards }) === 0
+        // one scrape is not a snapshot: its counters are read before the gauges' queries finish, so a relay batch
+        // marked published meanwhile shows as backlog 0 with a published counter one batch behind; wait for both
+        && x.value('pin_outbox_published_total', { outbox: 'crm' }) === crmRows && x.value('pin_outbox_published_total', { outbox: 'chessboard' }) === cbRows
         && JOB_NAMES.filter((j) => j !== 'reconciliation').every((job) => (x.value('pin_job_runs_total', { job, status: 'succeeded' }) ?? 0) > 0);
       return quiet ? x : undefined;
     }, 120_000, `a quiet pipeline; worker output:\n${output.slice(-3000)}`);

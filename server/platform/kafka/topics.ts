@@ -83,9 +83,14 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000
       const ready =
         metadata.length === topics.length &&
         metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
-      if (ready) return;
+      // a leader in the metadata is not yet a leader that answers: ListOffsets right after creation can
+      // still get NOT_LEADER_OR_FOLLOWER (seen in CI on the ops lag read), so ask every partition once
+      if (ready) {
+        for (const topic of topics) await admin.fetchTopicOffsets(topic);
+        return;
+      }
     } catch (error) {
-      // UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE right after creation: retry below.
+      // UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE / NOT_LEADER_OR_FOLLOWER right after creation: retry below.
       if (Date.now() > deadline) throw error;
     }
     if (Date.now() > deadline) throw new Error(`Timed out waiting for leaders of topics: ${topics.join(', ')}`);

@@ -56,11 +56,9 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       const project = PROJECTS.find((p) => p.key === b.project)!;
       const bId = idFor(`building:${b.key}`);
       buildings.push({ id: bId, tenant_id: tenantId(project.tenant), project_id: idFor(`project:${project.key}`), name: b.name, sections: b.sections, floors: b.floors });
-      let n = 0;
       for (let section = 1; section <= b.sections; section++) {
         for (let floor = 1; floor <= b.floors; floor++) {
           for (let i = 1; i <= b.perSection; i++) {
-            n++;
             const rooms = i === 1 ? 0 : i === 2 ? 1 : i === 3 ? 2 : pick([2, 3, 3, 4]);
             const area = Math.round((rooms === 0 ? 22 + rnd() * 8 : 30 + rooms * 17 + rnd() * 12) * 10) / 10;
             const pricePerM2 = (project.city === 'Москва' ? 310_000 : 210_000) * (1 + floor * 0.006) * (0.95 + rnd() * 0.1);

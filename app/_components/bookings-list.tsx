@@ -3,7 +3,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import Link from 'next/link';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
 import { Countdown } from './countdown';
 import { ErrorNotice } from './error-notice';
 import { useLiveEvents } from './live';
@@ -52,8 +52,13 @@ export function BookingsList() {
   const to = params.get('to');
   const projectId = params.get('project');
 
+  // the draft follows the URL when the URL changes (back/forward, a link): adjusted during render, not in an effect
   const [searchDraft, setSearchDraft] = useState(search);
-  useEffect(() => setSearchDraft(search), [search]);
+  const [searchInUrl, setSearchInUrl] = useState(search);
+  if (search !== searchInUrl) {
+    setSearchInUrl(search);
+    setSearchDraft(search);
+  }
   const searchValid = searchDraft === '' || SEARCH.test(searchDraft.trim());
 
   const input: RouterInputs['booking']['list'] = {

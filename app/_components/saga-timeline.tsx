@@ -111,13 +111,15 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
   const end = pending && now ? Math.max(now, lastDone) : lastDone;
   const span = Math.max(1, end - (first?.getTime() ?? end));
   // segment widths: each hop's latency share, with a floor so instant hops stay visible
+  const segments: { hop: Chain['hops'][number]; share: number }[] = [];
   let prev = first?.getTime() ?? null;
-  const segments = chain.hops.map((h) => {
+  for (const h of chain.hops) {
     const at = h.at?.getTime() ?? (h.state === 'pending' ? end : null);
     const width = at !== null && prev !== null ? Math.max(at - prev, 0) / span : 0;
     if (at !== null) prev = at;
-    return { hop: h, share: h.state === 'skipped' ? 0 : Math.max(width, 0.04) };
-  }).filter((s) => s.share > 0);
+    const share = h.state === 'skipped' ? 0 : Math.max(width, 0.04);
+    if (share > 0) segments.push({ hop: h, share });
+  }
 
   return (
     <div className="chain" data-message-id={chain.messageId}>

@@ -1,6 +1,7 @@
 import { and, asc, eq, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../platform/db';
 import { holdReleases, propertyObjects } from './schema';
+import { lockedColumns } from './commands/property-object-persistence';
 
 /**
  * The queries of the property-object-hold-expiration job. Each phase reads through its own partial
@@ -19,23 +20,6 @@ export const PHASES: Record<HoldPhase, { status: 'Reserved' | 'Booked'; timer: t
 const expiredPredicate = (phase: HoldPhase, cutoff: Date) =>
   and(eq(propertyObjects.status, PHASES[phase].status), lt(PHASES[phase].timer, cutoff));
 
-export const heldObjectColumns = {
-  id: propertyObjects.id,
-  tenantId: propertyObjects.tenantId,
-  projectId: propertyObjects.projectId,
-  buildingId: propertyObjects.buildingId,
-  status: propertyObjects.status,
-  reservedUntil: propertyObjects.reservedUntil,
-  bookedUntil: propertyObjects.bookedUntil,
-  holdDealId: propertyObjects.holdDealId,
-  holdBookingId: propertyObjects.holdBookingId,
-  soldAt: propertyObjects.soldAt,
-  statusSource: propertyObjects.statusSource,
-  statusChangedAt: propertyObjects.statusChangedAt,
-  updatedAt: propertyObjects.updatedAt,
-  version: propertyObjects.version,
-};
-
 /**
  * Candidates of one phase, oldest timer first, at most `limit`, locked until the transaction ends.
  * SKIP LOCKED: a row locked by another job instance or by the CRM consumer (a late release/book being
@@ -43,7 +27,7 @@ export const heldObjectColumns = {
  */
 export function selectExpiredHoldsForUpdate(tx: DbOrTx, phase: HoldPhase, cutoff: Date, limit: number) {
   return tx
-    .select(heldObjectColumns)
+    .select(lockedColumns)
     .from(propertyObjects)
     .where(expiredPredicate(phase, cutoff))
     .orderBy(asc(PHASES[phase].timer), asc(propertyObjects.id))

@@ -22,7 +22,8 @@ export interface PropertyObjectIdentity {
 
 export type LockedPropertyObject = PropertyObjectIdentity & PropertyObjectState;
 
-const lockedColumns = {
+/** The columns of a property object a status transition reads and writes (a LockedPropertyObject). */
+export const lockedColumns = {
   id: propertyObjects.id,
   tenantId: propertyObjects.tenantId,
   projectId: propertyObjects.projectId,

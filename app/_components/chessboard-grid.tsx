@@ -1,7 +1,8 @@
 'use client';
-import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { useTranslations } from 'next-intl';
 import { Countdown } from './countdown';
+import { fillIn } from './message-template';
 import { useFormat, type Format } from './format';
 import { STATUS_GLYPH, type ObjectStatus } from './status';
 import type { RouterOutputs } from './trpc';
@@ -17,6 +18,7 @@ interface Layout {
 }
 
 const byNumber = new Intl.Collator(undefined, { numeric: true });
+const noSubscription = () => () => {};
 
 /**
  * Floors are rows (top floor first), sections are column groups; inside a section the units of a
@@ -205,23 +207,37 @@ export function ChessboardGrid({
 
   const strings = useMemo<CellStrings>(() => {
     const status = { Free: ts('Free'), Reserved: ts('Reserved'), Booked: ts('Booked'), Sold: ts('Sold'), Hidden: ts('Hidden') };
+    // a message with a plural is formatted once per room count, not once per cell (1,000 cells)
+    const perRoomCount = (format: (n: number) => string) => {
+      const seen = new Map<number, string>();
+      return (n: number) => {
+        let text = seen.get(n);
+        if (text === undefined) seen.set(n, (text = format(n)));
+        return text;
+      };
+    };
+    // cellAria and until have only plain {arguments}: formatted once with markers, then filled per cell
+    const ariaLabel = fillIn(t, 'cellAria', ['number', 'floor', 'section', 'rooms', 'area', 'price', 'status', 'until']);
+    const untilLabel = fillIn(t, 'until', ['time']);
+    const roomsShort = perRoomCount((n) => t('roomsShort', { n }));
+    const rooms = perRoomCount((n) => (n === 0 ? t('studio') : t('rooms', { n })));
     return {
       status,
       statusShort: { Free: ts('short.Free'), Reserved: ts('short.Reserved'), Booked: ts('short.Booked'), Sold: ts('short.Sold'), Hidden: ts('short.Hidden') },
       studio: t('studioShort'),
-      roomsShort: (n) => t('roomsShort', { n }),
+      roomsShort,
       m2: t('m2'),
       aria: (cell) => {
         const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
-        return t('cellAria', {
+        return ariaLabel({
           number: cell.number,
-          floor: cell.floor,
-          section: cell.section,
-          rooms: cell.rooms === 0 ? t('studio') : t('rooms', { n: cell.rooms }),
+          floor: f.integer(cell.floor),
+          section: f.integer(cell.section),
+          rooms: rooms(cell.rooms),
           area: f.area(cell.area),
           price: f.money(cell.price),
           status: status[cell.status],
-          until: until ? t('until', { time: f.dateTime(until) }) : '',
+          until: until ? untilLabel({ time: f.dateTime(until) }) : '',
         });
       },
     };
@@ -258,6 +274,9 @@ export function ChessboardGrid({
   }, []);
 
   const sectionWidth = (w: number) => `calc(${w} * var(--cell-w) + ${w - 1} * var(--cell-gap))`;
+  // false in the server's HTML and while hydrating, true once the board handles keys and clicks
+  // (tests and the bench wait for it; the cells are memoised, so the extra render is the container's)
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
 
   return (
     <div className="grid-scroll">
@@ -268,6 +287,7 @@ export function ChessboardGrid({
         aria-rowcount={layout.rows.length + 1}
         aria-colcount={layout.totalCols + 1}
         className="chess-grid"
+        data-hydrated={hydrated ? 'true' : undefined}
         onKeyDown={onKeyDown}
         onClick={onClick}
         onFocus={onFocus}

@@ -44,8 +44,10 @@ export function ChessboardScreen() {
   const live = useLiveEvents(buildingId);
 
   useEffect(() => {
-    if (grid.data) setServerNow(grid.data.serverNow);
-  }, [grid.data]);
+    // received at dataUpdatedAt: for a grid that came in the server's HTML that is the server's own
+    // fetch time, so the hydration delay is not mistaken for clock skew (the next fetch measures it)
+    if (grid.data) setServerNow(grid.data.serverNow, grid.dataUpdatedAt);
+  }, [grid.data, grid.dataUpdatedAt]);
 
   const [statuses, setStatuses] = useState<Set<ObjectStatus>>(new Set());
   const [rooms, setRooms] = useState<Set<number>>(new Set());

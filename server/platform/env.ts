@@ -19,6 +19,12 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SESSION_SECRET: z.string().min(32, 'at least 32 characters').default('dev-only-session-secret-change-me-in-production!!'),
   SESSION_TTL_HOURS: positiveInt(12),
+  /**
+   * Reverse proxies in front of the web that append to X-Forwarded-For (nginx $proxy_add_x_forwarded_for):
+   * the client is the entry this many places from the right. Entries further left were sent by the client
+   * and are not trusted (server/auth/client-ip.ts).
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
 
   // booking-expiration (crm-booking-saga: cycle 60 s)
   BOOKING_EXPIRATION_SCHEDULE: z.string().default('0 * * * * *'),

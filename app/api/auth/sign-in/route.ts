@@ -3,6 +3,7 @@ import { sessionCookie } from '@/server/auth/session';
 import { signIn } from '@/server/auth/sign-in';
 import { isAppError } from '@/server/platform/errors';
 import { isCrossOrigin } from '@/server/auth/same-origin';
+import { clientIp } from '@/server/auth/client-ip';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -25,7 +26,7 @@ export async function POST(req: Request): Promise<Response> {
     const { token, expiresAt } = await signIn(services.database.db, {
       email,
       password,
-      ip: req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? '127.0.0.1',
+      ip: clientIp(req.headers.get('x-forwarded-for'), services.env.TRUSTED_PROXY_HOPS),
       ttlHours: services.env.SESSION_TTL_HOURS,
     });
     return back('/chessboard', sessionCookie(token, expiresAt, services.env.NODE_ENV === 'production'));

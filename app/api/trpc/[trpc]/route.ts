@@ -8,6 +8,7 @@ import { observeTrpcRequest } from '@/server/trpc/http-metrics';
 import { databaseUnavailableError } from '@/server/trpc/init';
 import { isDatabaseUnavailable } from '@/server/platform/errors';
 import { isCrossOrigin } from '@/server/auth/same-origin';
+import { clientIp } from '@/server/auth/client-ip';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -39,7 +40,7 @@ async function handle(req: Request): Promise<Response> {
       ...(await sessionOf(services, req)),
       correlationId: req.headers.get('x-correlation-id')?.match(/^[0-9a-f-]{36}$/i)?.[0] ?? randomUUID(),
       setCookie: (c) => cookies.push(c),
-      ip: req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? '127.0.0.1',
+      ip: clientIp(req.headers.get('x-forwarded-for'), services.env.TRUSTED_PROXY_HOPS),
     }),
     responseMeta: () => (cookies.length ? { headers: new Headers(cookies.map((c) => ['set-cookie', c] as [string, string])) } : {}),
     onError: ({ error, path }) => {

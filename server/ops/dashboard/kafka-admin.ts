@@ -14,6 +14,8 @@ import type { Logger } from '../../platform/logger';
 interface Shared {
   kafka: Kafka;
   admin?: Promise<Admin>;
+  /** how many admin connections this process opened (a test reads it: a refused request keeps the connection) */
+  connects: number;
 }
 
 const g = globalThis as unknown as { __pinOpsKafka?: Map<string, Shared> };
@@ -23,17 +25,18 @@ const clients = (g.__pinOpsKafka ??= new Map());
 export function opsKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger): Kafka {
   let shared = clients.get(env.KAFKA_BROKERS);
   if (!shared) {
-    shared = { kafka: createKafka(env, logger, '-ops') };
+    shared = { kafka: createKafka(env, logger, '-ops'), connects: 0 };
     clients.set(env.KAFKA_BROKERS, shared);
   }
   return shared.kafka;
 }
 
-async function admin(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>): Promise<Admin> {
+function admin(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>): Promise<Admin> {
   opsKafka(env);
   const shared = clients.get(env.KAFKA_BROKERS)!;
   if (!shared.admin) {
     const a = shared.kafka.admin();
+    shared.connects++;
     shared.admin = a.connect().then(() => a);
     // a failed connect must not poison the cache: the next read tries again
     shared.admin.catch(() => { if (clients.get(env.KAFKA_BROKERS) === shared) shared.admin = undefined; });
@@ -41,14 +44,37 @@ async function admin(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>): Promi
   return shared.admin;
 }
 
+/**
+ * kafkajs errors that mean the connection itself is gone (broker down or restarted, timeouts after
+ * retries). A protocol answer (unknown topic, not the leader yet, a group that does not exist) is the
+ * request's problem: the connection stays, so other reads in flight on it are not cut off.
+ */
+const CONNECTION_ERRORS = new Set([
+  'KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError', 'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError', 'KafkaJSLockTimeout',
+]);
+export function isConnectionError(e: unknown): boolean {
+  let error = e as { name?: string; cause?: unknown } | undefined;
+  // retries exhausted (kafkajs keeps the last retry's error as `cause`): that error decides
+  for (let depth = 0; error?.name === 'KafkaJSNumberOfRetriesExceeded' && error.cause && depth < 5; depth++) error = error.cause as typeof error;
+  return CONNECTION_ERRORS.has(error?.name ?? '');
+}
+
+/** Admin connections opened by this process for these brokers (tests). */
+export function opsAdminConnects(env: Pick<Env, 'KAFKA_BROKERS'>): number {
+  return clients.get(env.KAFKA_BROKERS)?.connects ?? 0;
+}
+
 /** Runs an admin call; a broken connection is dropped so the next call reconnects. */
 async function withAdmin<T>(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, fn: (a: Admin) => Promise<T>): Promise<T> {
-  const a = await admin(env);
+  const connection = admin(env);
+  const a = await connection;
   try {
     return await fn(a);
   } catch (e) {
     const shared = clients.get(env.KAFKA_BROKERS);
-    if (shared) {
+    // dropped once: a concurrent failure on the same connection must not disconnect its successor
+    if (shared && isConnectionError(e) && shared.admin === connection) {
       shared.admin = undefined;
       void a.disconnect().catch(() => {});
     }
@@ -112,9 +138,11 @@ export async function consumerLag(env: Env): Promise<GroupLag[]> {
       const full = topics.map((t) => withPrefix(prefix, t));
       const committed = await a.fetchOffsets({ groupId: withPrefix(prefix, group), topics: full });
       const byTopic = new Map(committed.map((c) => [c.topic, new Map(c.partitions.map((p) => [p.partition, Number(p.offset)]))]));
+      // the topics' end offsets are asked for at once (one round trip each, not one after another)
+      const allEnds = await Promise.all(full.map((topic) => a.fetchTopicOffsets(topic)));
       const topicRows: TopicLag[] = [];
       for (const [i, topic] of full.entries()) {
-        const ends = await a.fetchTopicOffsets(topic);
+        const ends = allEnds[i]!;
         const parts = ends.map((e) => {
           const c = byTopic.get(topic)?.get(e.partition);
           const end = Number(e.high);
@@ -137,10 +165,8 @@ export async function consumerLag(env: Env): Promise<GroupLag[]> {
 
 /** The DLQ topic of each consumer group (prefixed) with its partitions' low/high watermarks. */
 export async function dlqTopicOffsets(env: Env): Promise<{ group: string; topic: string; partitions: PartitionOffsets[] }[]> {
-  const out = [];
-  for (const { group } of consumerGroups()) {
+  return Promise.all(consumerGroups().map(async ({ group }) => {
     const topic = withPrefix(env.KAFKA_TOPIC_PREFIX, dlqTopic(group));
-    out.push({ group, topic, partitions: await topicOffsets(env, topic) });
-  }
-  return out;
+    return { group, topic, partitions: await topicOffsets(env, topic) };
+  }));
 }

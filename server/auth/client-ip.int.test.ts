@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetEnvCache } from '../platform/env';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
 import { SIGN_IN_LIMITS } from './sign-in';
 
 /**
@@ -10,20 +9,14 @@ import { SIGN_IN_LIMITS } from './sign-in';
  * by the address the proxy appended, and another client behind the same proxy is not affected.
  */
 let t: TestContext;
-const saved = { ...process.env };
-const g = globalThis as unknown as { __pinServices?: { database: { close(): Promise<void> } } };
+let restore: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   t = await createTestContext();
-  delete g.__pinServices;
-  Object.assign(process.env, { DATABASE_URL: t.url, KAFKA_BROKERS: t.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: t.prefix, LOG_LEVEL: 'silent' });
-  resetEnvCache();
+  restore = routeHandlersOn(t);
 });
 afterAll(async () => {
-  await g.__pinServices?.database.close();
-  delete g.__pinServices;
-  process.env = saved;
-  resetEnvCache();
+  await restore?.();
   await t?.close();
 });
 

@@ -8,8 +8,7 @@ import { DAY_MS, insertObjectCard, insertProjectCard } from '../catalog/test-fix
 import { eventually, insertObjects, insertProject, TENANT } from '../chessboard/chessboard.fixtures';
 import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
 import { CONSUMER_GROUPS } from './kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { resetEnvCache } from './env';
+import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
 import { JOB_NAMES } from './jobs/types';
 
 /**
@@ -85,21 +84,14 @@ async function insertOverrides(t: TestContext, objectCardIds: string[], projectC
 
 describe('web /api/metrics (route handler)', () => {
   let t: TestContext;
-  const saved = { ...process.env };
-  const g = globalThis as unknown as { __pinServices?: { database: { close(): Promise<void> } } };
+  let restore: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     t = await createTestContext();
-    // the route handlers build their services from process.env
-    delete g.__pinServices;
-    Object.assign(process.env, { DATABASE_URL: t.url, KAFKA_BROKERS: t.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: t.prefix, LOG_LEVEL: 'silent' });
-    resetEnvCache();
+    restore = routeHandlersOn(t);
   });
   afterAll(async () => {
-    await g.__pinServices?.database.close();
-    delete g.__pinServices;
-    process.env = saved;
-    resetEnvCache();
+    await restore?.();
     await t?.close();
   });
 

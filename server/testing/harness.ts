@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import { inject } from 'vitest';
 import { createTopics, dropDatabase, withDatabase } from '../../scripts/infra';
 import { createDatabase, type Database } from '../platform/db';
-import { parseEnv, type Env } from '../platform/env';
+import { parseEnv, resetEnvCache, type Env } from '../platform/env';
 import { createCapturingLogger, type Logger } from '../platform/logger';
 
 export interface TestContext {
@@ -58,5 +58,24 @@ export async function createTestContext(opts: { kafka?: boolean; env?: Record<st
       await database.close();
       await dropDatabase(adminUrl, name).catch(() => {});
     },
+  };
+}
+
+/**
+ * Points the app's route handlers (app/api/*, which build their services from process.env on first
+ * use) at this test's database and topics. Returns the undo: closes those services and restores the
+ * environment, so the next file's handlers start clean.
+ */
+export function routeHandlersOn(t: TestContext): () => Promise<void> {
+  const g = globalThis as unknown as { __pinServices?: { database: { close(): Promise<void> } } };
+  const saved = { ...process.env };
+  delete g.__pinServices;
+  Object.assign(process.env, { DATABASE_URL: t.url, KAFKA_BROKERS: t.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: t.prefix, LOG_LEVEL: 'silent' });
+  resetEnvCache();
+  return async () => {
+    await g.__pinServices?.database.close();
+    delete g.__pinServices;
+    process.env = saved;
+    resetEnvCache();
   };
 }

@@ -3,13 +3,14 @@ import { spawnSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { patchDependencies } from './patch-dependencies.mjs';
+import { applyPatchesOrExit } from './patch-dependencies.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export function ensureDependencies() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
-  if (existsSync(marker) && existsSync(path.join(root, 'node_modules', '.bin', 'tsx'))) return applyPatches();
+  // scripts/patch-dependencies.mjs runs here too: an install may have skipped the postinstall script
+  if (existsSync(marker) && existsSync(path.join(root, 'node_modules', '.bin', 'tsx'))) return applyPatchesOrExit('setup');
   const ci = existsSync(path.join(root, 'package-lock.json'));
   console.log(`[setup] installing dependencies (npm ${ci ? 'ci' : 'install'}) ...`);
   const r = spawnSync('npm', [ci ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
@@ -17,18 +18,7 @@ export function ensureDependencies() {
     console.error('[setup] npm install failed');
     process.exit(r.status ?? 1);
   }
-  applyPatches();
-}
-
-/** scripts/patch-dependencies.mjs, also when an install skipped the postinstall script */
-function applyPatches() {
-  try {
-    const changed = patchDependencies();
-    if (changed.length) console.log(`[setup] patched ${changed.join(', ')}`);
-  } catch (e) {
-    console.error(`[setup] ${e.message}`);
-    process.exit(1);
-  }
+  applyPatchesOrExit('setup');
 }
 
 /** Runs `tsx <script> ...args`, forwarding signals, and exits with its code. */

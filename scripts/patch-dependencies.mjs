@@ -56,12 +56,15 @@ export function patchDependencies() {
   return changed;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+/** `patchDependencies` for a command line: says what it changed, or why it failed and exits 1. */
+export function applyPatchesOrExit(tag) {
   try {
     const changed = patchDependencies();
-    if (changed.length) console.log(`[patch] postgres: ${changed.join(', ')}`);
+    if (changed.length) console.log(`[${tag}] patched ${changed.join(', ')}`);
   } catch (e) {
-    console.error(`[patch] ${e.message}`);
+    console.error(`[${tag}] ${e.message}`);
     process.exit(1);
   }
 }
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) applyPatchesOrExit('patch');

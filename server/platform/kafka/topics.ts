@@ -86,7 +86,7 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000
       // a leader in the metadata is not yet a leader that answers: ListOffsets right after creation can
       // still get NOT_LEADER_OR_FOLLOWER (seen in CI on the ops lag read), so ask every partition once
       if (ready) {
-        for (const topic of topics) await admin.fetchTopicOffsets(topic);
+        await Promise.all(topics.map((topic) => admin.fetchTopicOffsets(topic)));
         return;
       }
     } catch (error) {

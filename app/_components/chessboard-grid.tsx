@@ -274,8 +274,9 @@ export function ChessboardGrid({
   }, []);
 
   const sectionWidth = (w: number) => `calc(${w} * var(--cell-w) + ${w - 1} * var(--cell-gap))`;
-  // false in the server's HTML and while hydrating, true once the board handles keys and clicks
-  // (tests and the bench wait for it; the cells are memoised, so the extra render is the container's)
+  // true once the board handles keys and clicks: at once while the browser renders the grid (now
+  // always), after hydration if the grid ever comes in the server's HTML — the bench's "interactive"
+  // mark, which shows such a trade (README, chessboard-grid); cells are memoised, a re-render is cheap
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
 
   return (

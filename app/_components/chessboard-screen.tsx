@@ -44,8 +44,8 @@ export function ChessboardScreen() {
   const live = useLiveEvents(buildingId);
 
   useEffect(() => {
-    // received at dataUpdatedAt: for a grid that came in the server's HTML that is the server's own
-    // fetch time, so the hydration delay is not mistaken for clock skew (the next fetch measures it)
+    // received at dataUpdatedAt (when the answer arrived), not when this effect runs after the cells
+    // rendered: the render time is not clock skew
     if (grid.data) setServerNow(grid.data.serverNow, grid.dataUpdatedAt);
   }, [grid.data, grid.dataUpdatedAt]);
 

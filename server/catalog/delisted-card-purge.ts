@@ -36,7 +36,6 @@ export const removableProjectCard = (cutoff: Date) =>
 export interface PurgedBatch {
   /** the cards of the batch (locked and deleted, not yet committed) */
   ids: string[];
-  deletedCards: number;
   deletedOverrides: number;
 }
 
@@ -72,7 +71,7 @@ export async function purgeRemovableBatch(tx: Tx, input: { phase: RetentionPhase
     throw new AppError('CATALOG_RETENTION_LIVE_CARD_IN_BATCH', 'PRECONDITION_FAILED',
       `the removal predicate selected ${live.length} card(s) that are not removable; the batch is rolled back`, { ids: live.map((r) => r.id) });
   }
-  return { ids: rows.map((r) => r.id), deletedCards: rows.length, deletedOverrides: rows[0]?.overrides ?? 0 };
+  return { ids: rows.map((r) => r.id), deletedOverrides: rows[0]?.overrides ?? 0 };
 }
 
 /** True if a run with this cutoff would still find work (HasMore after a limit or a stop request). */

@@ -166,18 +166,18 @@ async function runDelistedRetention(ctx: JobContext, opts: DelistedRetentionOpti
         if (!deleted) break; // an empty batch ends the phase
 
         if (phase === 'property_object') {
-          summary.DeletedPropertyObjectCards += deleted.deletedCards;
-          retentionMetrics.deletedPropertyObjectCards.inc(deleted.deletedCards);
+          summary.DeletedPropertyObjectCards += deleted.ids.length;
+          retentionMetrics.deletedPropertyObjectCards.inc(deleted.ids.length);
         } else {
-          summary.DeletedProjectCards += deleted.deletedCards;
-          retentionMetrics.deletedProjectCards.inc(deleted.deletedCards);
+          summary.DeletedProjectCards += deleted.ids.length;
+          retentionMetrics.deletedProjectCards.inc(deleted.ids.length);
         }
         summary.DeletedOverrides += deleted.deletedOverrides;
         summary.BatchesProcessed += 1;
         retentionMetrics.deletedOverrides.inc(deleted.deletedOverrides);
         retentionMetrics.batchesProcessed.inc();
         log.debug({ event: 'catalog.delisted_retention.batch', RunId: ctx.runId, phase, batchIndex,
-          deletedCards: deleted.deletedCards, deletedOverrides: deleted.deletedOverrides,
+          deletedCards: deleted.ids.length, deletedOverrides: deleted.deletedOverrides,
           DeletedPropertyObjectCards: summary.DeletedPropertyObjectCards, DeletedProjectCards: summary.DeletedProjectCards,
           DeletedOverrides: summary.DeletedOverrides, BatchesProcessed: summary.BatchesProcessed }, 'delisted retention batch committed');
       }

@@ -265,6 +265,7 @@ describe('worker /metrics (server/worker.ts as a child process)', () => {
       const cbRows = await count('SELECT count(*)::int AS n FROM chessboard.outbox');
       const quiet = x.value('chessboard_property_object_hold_expiration_items_total', { phase: 'booked' }) === seeded.bookedStuck
         && x.value('crm_booking_expiration_items_total', { phase: 'booking' }) === seeded.bookingExpired
+        && x.value('crm_booking_expiration_items_total', { phase: 'reserve' }) === seeded.reserveExpired
         && x.value('catalog_delisted_deleted_project_cards_total') === 1
         && x.value('pin_outbox_backlog', { outbox: 'crm' }) === 0 && x.value('pin_outbox_backlog', { outbox: 'chessboard' }) === 0
         && (await count(`SELECT count(*)::int AS n FROM chessboard.inbox WHERE consumer = '${crmStatus}'`)) === crmRows
@@ -273,7 +274,13 @@ describe('worker /metrics (server/worker.ts as a child process)', () => {
         // one scrape is not a snapshot: its counters are read before the gauges' queries finish, so a relay batch
         // marked published meanwhile shows as backlog 0 with a published counter one batch behind; wait for both
         && x.value('pin_outbox_published_total', { outbox: 'crm' }) === crmRows && x.value('pin_outbox_published_total', { outbox: 'chessboard' }) === cbRows
-        && JOB_NAMES.filter((j) => j !== 'reconciliation').every((job) => (x.value('pin_job_runs_total', { job, status: 'succeeded' }) ?? 0) > 0);
+        && JOB_NAMES.filter((j) => j !== 'reconciliation').every((job) => (x.value('pin_job_runs_total', { job, status: 'succeeded' }) ?? 0) > 0)
+        // the last status changes leave project recalcs due, and a recalc writes project-upserted rows
+        // after everything above held (CI: 9 of 11 chessboard rows published at the snapshot): none
+        // pending, and no outbox row written since the counts
+        && (await count('SELECT count(*)::int AS n FROM chessboard.projects WHERE aggregates_recalc_requested_at IS NOT NULL')) === 0
+        && (await count('SELECT count(*)::int AS n FROM crm.outbox')) === crmRows
+        && (await count('SELECT count(*)::int AS n FROM chessboard.outbox')) === cbRows;
       return quiet ? x : undefined;
     }, 120_000, `a quiet pipeline; worker output:\n${output.slice(-3000)}`);
 

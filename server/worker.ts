@@ -60,7 +60,12 @@ async function main(): Promise<void> {
       try { await database.sql`SELECT 1`; db = true; } catch { /* reported below */ }
       const ok = healthy && db;
       res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ status: ok ? 'ok' : 'degraded', db, consumers: running.length, jobs: scheduler.list().map((j) => ({ name: j.job.name, nextRun: j.nextRun() })) }));
+        .end(JSON.stringify({
+          status: ok ? 'ok' : 'degraded', db, consumers: running.length,
+          jobs: scheduler.list().map((j) => ({ name: j.job.name, nextRun: j.nextRun() })),
+          // what runs at this instant: lets an operator (and the metrics test) see the worker idle after pausing its jobs
+          activity: { ...scheduler.activity(), consumerBatchesInFlight: running.reduce((n, c) => n + c.batchesInFlight(), 0) },
+        }));
     } else {
       res.writeHead(404).end();
     }
@@ -68,13 +73,14 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(env.WORKER_METRICS_PORT, '127.0.0.1', resolve));
   logger.info({ port: env.WORKER_METRICS_PORT }, 'worker metrics and health listening');
 
-  // NOTIFY from a writing transaction wakes the relay; the cron tick covers a lost notification
+  // NOTIFY from a writing transaction wakes the relay; the cron tick covers a lost notification. A
+  // wake-up is a tick: a relay paused from the ops page stays paused.
   const relay = scheduler.get('outbox-relay')!;
   let kick: Promise<unknown> | null = null;
   let again = false;
   const wake = () => {
     if (kick) { again = true; return; }
-    kick = relay.runNow('schedule').finally(() => {
+    kick = relay.runScheduled().finally(() => {
       kick = null;
       if (again) { again = false; wake(); }
     });

@@ -258,31 +258,48 @@ describe('worker /metrics (server/worker.ts as a child process)', () => {
   it('serves every spec metric with the values the jobs, the relay and the consumers produced', async () => {
     const crmStatus = CONSUMER_GROUPS.crmPropertyObjectStatus;
     const cards = CONSUMER_GROUPS.catalogCardProjection;
-    // wait until the whole pipeline is quiet: every event published and consumed, every job ran
-    const s = await eventually(async () => {
-      const x = await scrapeWorker();
-      const crmRows = await count('SELECT count(*)::int AS n FROM crm.outbox');
-      const cbRows = await count('SELECT count(*)::int AS n FROM chessboard.outbox');
-      const quiet = x.value('chessboard_property_object_hold_expiration_items_total', { phase: 'booked' }) === seeded.bookedStuck
-        && x.value('crm_booking_expiration_items_total', { phase: 'booking' }) === seeded.bookingExpired
-        && x.value('crm_booking_expiration_items_total', { phase: 'reserve' }) === seeded.reserveExpired
-        && x.value('catalog_delisted_deleted_project_cards_total') === 1
-        && x.value('pin_outbox_backlog', { outbox: 'crm' }) === 0 && x.value('pin_outbox_backlog', { outbox: 'chessboard' }) === 0
-        && (await count(`SELECT count(*)::int AS n FROM chessboard.inbox WHERE consumer = '${crmStatus}'`)) === crmRows
-        && (await count(`SELECT count(*)::int AS n FROM catalog.inbox WHERE consumer = '${cards}'`)) === cbRows
-        && x.value('pin_consumer_lag_messages', { consumer: crmStatus }) === 0 && x.value('pin_consumer_lag_messages', { consumer: cards }) === 0
-        // one scrape is not a snapshot: its counters are read before the gauges' queries finish, so a relay batch
-        // marked published meanwhile shows as backlog 0 with a published counter one batch behind; wait for both
-        && x.value('pin_outbox_published_total', { outbox: 'crm' }) === crmRows && x.value('pin_outbox_published_total', { outbox: 'chessboard' }) === cbRows
-        && JOB_NAMES.filter((j) => j !== 'reconciliation').every((job) => (x.value('pin_job_runs_total', { job, status: 'succeeded' }) ?? 0) > 0)
-        // the last status changes leave project recalcs due, and a recalc writes project-upserted rows
-        // after everything above held (CI: 9 of 11 chessboard rows published at the snapshot): none
-        // pending, and no outbox row written since the counts
-        && (await count('SELECT count(*)::int AS n FROM chessboard.projects WHERE aggregates_recalc_requested_at IS NOT NULL')) === 0
-        && (await count('SELECT count(*)::int AS n FROM crm.outbox')) === crmRows
-        && (await count('SELECT count(*)::int AS n FROM chessboard.outbox')) === cbRows;
-      return quiet ? x : undefined;
-    }, 120_000, `a quiet pipeline; worker output:\n${output.slice(-3000)}`);
+    const scheduled = JOB_NAMES.filter((j) => j !== 'reconciliation');
+    // 1. Every seeded piece of work done, read from the database only (a counter is incremented after its
+    //    commit, so no counter takes part in this wait). Once this holds, nothing is left that could write
+    //    an outbox row: every event is published and consumed, no recalc is due, no hold or booking is past
+    //    its deadline, no Delisted card past the cutoff.
+    const workDone = async () => {
+      const [r] = await t.database.sql<{ [k: string]: number }[]>`SELECT
+        (SELECT count(*)::int FROM chessboard.property_objects WHERE (status = 'Reserved' AND reserved_until < now() - interval '10 minutes')
+           OR (status = 'Booked' AND booked_until < now() - interval '10 minutes')) AS stuck_holds,
+        (SELECT count(*)::int FROM crm.bookings WHERE (status = 'Reserved' AND reserve_expires_at < now())
+           OR (status = 'Booked' AND booking_expires_at < now())) AS overdue_bookings,
+        (SELECT count(*)::int FROM catalog.project_cards WHERE status = 'Delisted' AND updated_at < now() - interval '30 days')
+          + (SELECT count(*)::int FROM catalog.property_object_cards WHERE status = 'Delisted' AND updated_at < now() - interval '30 days') AS old_delisted,
+        (SELECT count(*)::int FROM crm.outbox WHERE published_at IS NULL) + (SELECT count(*)::int FROM chessboard.outbox WHERE published_at IS NULL) AS unpublished,
+        (SELECT count(*)::int FROM crm.outbox) - (SELECT count(*)::int FROM chessboard.inbox WHERE consumer = ${crmStatus}) AS crm_unconsumed,
+        (SELECT count(*)::int FROM chessboard.outbox) - (SELECT count(*)::int FROM catalog.inbox WHERE consumer = ${cards}) AS chessboard_unconsumed,
+        (SELECT count(*)::int FROM chessboard.projects WHERE aggregates_recalc_requested_at IS NOT NULL) AS recalcs_due,
+        (SELECT count(DISTINCT job)::int FROM ops.job_runs WHERE status = 'succeeded' AND job IN ${t.database.sql(scheduled)}) AS jobs_succeeded`;
+      return Object.entries(r!).every(([k, v]) => v === (k === 'jobs_succeeded' ? scheduled.length : 0)) ? r : undefined;
+    };
+    await eventually(workDone, 120_000, `the seeded work done; worker output:\n${output.slice(-3000)}`);
+
+    // 2. Bring the worker to a state where nothing can run: every job paused through its own control
+    //    (ops.job_controls; the relay's NOTIFY wake-ups obey it too), then wait until the worker reports no
+    //    tick between its pause check and its cycle's end, no cycle and no consumer batch in flight. No
+    //    message is left to fetch (step 1), so from here on no counter and no row changes: the scrape and
+    //    the counts below are one consistent snapshot, whatever the machine's load.
+    for (const job of JOB_NAMES) {
+      await t.database.sql`INSERT INTO ops.job_controls (job, paused, changed_by, changed_at, reason)
+        VALUES (${job}, true, 'metrics-scrape test', now(), 'quiesce before the scrape') ON CONFLICT (job) DO UPDATE SET paused = true`;
+    }
+    const activity = await eventually(async () => {
+      const health = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.json() as Promise<{ activity: { ticksInProgress: number; running: string[]; consumerBatchesInFlight: number } }>);
+      const a = health.activity;
+      return a.ticksInProgress === 0 && a.running.length === 0 && a.consumerBatchesInFlight === 0 ? a : undefined;
+    }, 30_000, 'the paused worker idle');
+    expect(activity).toEqual({ ticksInProgress: 0, running: [], consumerBatchesInFlight: 0 });
+    expect(await workDone(), 'nothing ran between the work and the pause that left work behind').toBeTruthy();
+    const s = await scrapeWorker();
+    // the counters of the work stand still (a paused job still counts its skipped ticks, so those are left out)
+    const workCounters = (x: Scrape) => x.samples.filter((m) => /^(pin_consumer_messages|pin_outbox_published|pin_job_runs|crm_booking_expiration_items|chessboard_property_object_hold_expiration_items|catalog_delisted_deleted_.*)_total$/.test(m.name));
+    expect(workCounters(await scrapeWorker())).toEqual(workCounters(s));
 
     for (const n of SPEC_NAMES) expect(s.names.has(n), n).toBe(true);
 

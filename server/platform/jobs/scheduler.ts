@@ -15,6 +15,16 @@ export interface ScheduledJob {
   nextRun(): Date | null;
   /** runs one cycle now unless one is in progress in this process (same safety rules as the tick) */
   runNow(trigger?: JobTrigger): Promise<JobRunResult | null>;
+  /** what a schedule tick does: one cycle unless the job is paused (ops.job_controls) or one is in progress */
+  runScheduled(): Promise<JobRunResult | null>;
+}
+
+/** What the scheduler is doing at this instant (worker /health). */
+export interface SchedulerActivity {
+  /** ticks (or wake-ups) between their pause check and the end of their cycle */
+  ticksInProgress: number;
+  /** jobs with a cycle running in this process */
+  running: string[];
 }
 
 /**
@@ -26,6 +36,8 @@ export class JobScheduler {
   private readonly scheduled = new Map<string, ScheduledJob>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly abort = new AbortController();
+  private ticksInProgress = 0;
+  private readonly running = new Set<string>();
 
   constructor(private readonly deps: { database: Database; env: Env; logger: Logger; kafka: Kafka }) {}
 
@@ -43,33 +55,43 @@ export class JobScheduler {
         return null;
       }
       running = true;
+      this.running.add(job.name);
       const p = runJobCycle(job, { ...this.deps, signal: this.abort.signal }, trigger);
       this.inFlight.add(p);
       try {
         return await p;
       } finally {
         this.inFlight.delete(p);
+        this.running.delete(job.name);
         running = false;
       }
     };
-    const task = cron.createTask(
-      expr,
-      async () => {
+    // Counted from before the pause check to the end of the cycle: once the count is 0 after a pause
+    // committed, every later tick reads the pause (a new statement sees the commit) and runs nothing.
+    const runScheduled = async (): Promise<JobRunResult | null> => {
+      this.ticksInProgress += 1;
+      try {
         if (await isJobPaused(this.deps.database.db, job.name).catch(() => false)) {
           ticksSkipped.inc({ job: job.name, reason: 'paused' });
-          return;
+          return null;
         }
-        await runNow('schedule');
-      },
-      { timezone, name: job.name, noOverlap: false },
-    );
-    const entry: ScheduledJob = { job, task, nextRun: () => task.getNextRun(), runNow };
+        return await runNow('schedule');
+      } finally {
+        this.ticksInProgress -= 1;
+      }
+    };
+    const task = cron.createTask(expr, async () => { await runScheduled(); }, { timezone, name: job.name, noOverlap: false });
+    const entry: ScheduledJob = { job, task, nextRun: () => task.getNextRun(), runNow, runScheduled };
     this.scheduled.set(job.name, entry);
     return entry;
   }
 
   start(): void {
     for (const { task } of this.scheduled.values()) void task.start();
+  }
+
+  activity(): SchedulerActivity {
+    return { ticksInProgress: this.ticksInProgress, running: [...this.running] };
   }
 
   get(name: string): ScheduledJob | undefined {

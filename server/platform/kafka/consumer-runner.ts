@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { anyEnvelopeSchema, contracts, type AnyEnvelope, type Topic } from '../../contracts';
 import type { Database, Tx } from '../db';
 import type { Env } from '../env';
@@ -51,6 +51,8 @@ export interface ConsumerDefinition {
 
 export interface RunningConsumer {
   consumer: Consumer;
+  /** fetched batches being applied right now (from the first message to the offset commit) */
+  batchesInFlight(): number;
   stop(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startConsumer(
   const dlqProducer: Producer = createIdempotentProducer(deps.kafka);
   const unprefix = new Map(def.topics.map((t) => [withPrefix(env.KAFKA_TOPIC_PREFIX, t), t] as const));
   let stopping = false;
+  let batchesInFlight = 0;
 
   await Promise.all([consumer.connect(), dlqProducer.connect()]);
   await consumer.subscribe({ topics: [...unprefix.keys()], fromBeginning: deps.fromBeginning ?? true });
@@ -220,40 +223,50 @@ export async function startConsumer(
     // batch (and every COMMIT_EVERY_MESSAGES / COMMIT_EVERY_MS within a long one), not once per message:
     // an OffsetCommit round trip per message was a large part of the consumer's time under a backlog.
     // A crash before the commit redelivers the applied messages; the inbox drops them (at-least-once).
-    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-      const { topic: fullTopic, partition } = batch;
-      let applied: string | null = null;
-      let appliedSinceCommit = 0;
-      let lastCommitAt = Date.now();
-      const commitApplied = async () => {
-        if (applied === null) return;
-        const offset = (BigInt(applied) + 1n).toString();
-        applied = null;
-        appliedSinceCommit = 0;
-        lastCommitAt = Date.now();
-        await consumer.commitOffsets([{ topic: fullTopic, partition, offset }]);
-      };
+    eachBatch: async (payload) => {
+      batchesInFlight += 1;
       try {
-        for (const message of batch.messages) {
-          if (!isRunning() || isStale()) break;
-          await processMessage(fullTopic, partition, message, heartbeat);
-          resolveOffset(message.offset);
-          applied = message.offset;
-          appliedSinceCommit += 1;
-          if (appliedSinceCommit >= COMMIT_EVERY_MESSAGES || Date.now() - lastCommitAt >= COMMIT_EVERY_MS) await commitApplied();
-          await heartbeat();
-        }
-      } catch (e) {
-        // what was applied before the failure is still committed (best effort: a rebalance may refuse it)
-        await commitApplied().catch(() => {});
-        throw e;
+        await applyBatch(payload);
+      } finally {
+        batchesInFlight -= 1;
       }
-      await commitApplied();
     },
   });
 
+  async function applyBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { topic: fullTopic, partition } = batch;
+    let applied: string | null = null;
+    let appliedSinceCommit = 0;
+    let lastCommitAt = Date.now();
+    const commitApplied = async () => {
+      if (applied === null) return;
+      const offset = (BigInt(applied) + 1n).toString();
+      applied = null;
+      appliedSinceCommit = 0;
+      lastCommitAt = Date.now();
+      await consumer.commitOffsets([{ topic: fullTopic, partition, offset }]);
+    };
+    try {
+      for (const message of batch.messages) {
+        if (!isRunning() || isStale()) break;
+        await processMessage(fullTopic, partition, message, heartbeat);
+        resolveOffset(message.offset);
+        applied = message.offset;
+        appliedSinceCommit += 1;
+        if (appliedSinceCommit >= COMMIT_EVERY_MESSAGES || Date.now() - lastCommitAt >= COMMIT_EVERY_MS) await commitApplied();
+        await heartbeat();
+      }
+    } catch (e) {
+      // what was applied before the failure is still committed (best effort: a rebalance may refuse it)
+      await commitApplied().catch(() => {});
+      throw e;
+    }
+    await commitApplied();
+  }
+
   return {
     consumer,
+    batchesInFlight: () => batchesInFlight,
     stop: async () => {
       stopping = true;
       await consumer.disconnect(); // waits for the message in hand

@@ -39,10 +39,11 @@ export function createDatabase(url: string, opts: { max?: number; applicationNam
  * cleanly and runs the query (its pending query is kept across that reconnect). The padding is a
  * custom setting (`pin.startup_padding`) that nothing reads.
  */
-export function connectPostgres(url: string, opts: { max: number; applicationName: string }): postgres.Sql {
+export function connectPostgres(url: string, opts: { max: number; applicationName: string; onclose?: (connectionId: number) => void }): postgres.Sql {
   return postgres(url, {
     max: opts.max,
     onnotice: () => {},
+    ...(opts.onclose ? { onclose: opts.onclose } : {}),
     connection: { application_name: opts.applicationName, 'pin.startup_padding': STARTUP_PADDING },
   });
 }

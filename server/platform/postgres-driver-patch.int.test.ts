@@ -18,13 +18,15 @@ afterAll(async () => {
 
 describe('postgres.js patch (porsager/postgres#1208)', () => {
   it('a query on a reserved connection whose backend was terminated rejects with CONNECTION_CLOSED, nothing is thrown outside it', async () => {
-    const client = connectPostgres(t.env.DATABASE_URL, { max: 2, applicationName: 'pin-test-driver-patch' });
+    const closes = closeWatch();
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 2, applicationName: 'pin-test-driver-patch', onclose: closes.onclose });
     const uncaught = collectUncaught();
     try {
       const reserved = await client.reserve();
       const [{ pid }] = await reserved<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      const closed = closes.next();
       await t.database.sql`SELECT pg_terminate_backend(${pid})`;
-      await new Promise((r) => setTimeout(r, 300)); // the client sees its socket close
+      await closed; // the client has seen its socket close (a fixed sleep lost this race on a busy machine)
       const error = await reserved`SELECT 1`.then(() => null, (e: unknown) => e as { code?: string });
       await new Promise((r) => setTimeout(r, 100)); // a scheduled write would have run by now
       expect(uncaught.errors).toEqual([]);
@@ -36,13 +38,17 @@ describe('postgres.js patch (porsager/postgres#1208)', () => {
   });
 
   it('a transaction whose backend dies mid-way rejects to its caller, and the pool serves the next query', async () => {
-    const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-driver-patch-tx' });
+    const closes = closeWatch();
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-driver-patch-tx', onclose: closes.onclose });
     const uncaught = collectUncaught();
     try {
       const failed = await client.begin(async (tx) => {
         const [{ pid }] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        const closed = closes.next();
         await t.database.sql`SELECT pg_terminate_backend(${pid})`;
-        await new Promise((r) => setTimeout(r, 300));
+        // the next statement is written only once the client has seen the socket close: written while the
+        // close is still on its way it races the driver's own reconnect (a different case, see README)
+        await closed;
         await tx`SELECT 2`;
       }).then(() => null, (e: unknown) => e as { code?: string });
       await new Promise((r) => setTimeout(r, 100));
@@ -56,6 +62,18 @@ describe('postgres.js patch (porsager/postgres#1208)', () => {
     }
   });
 });
+
+/** postgres.js `onclose` as a promise: resolves when the next connection close is seen by the client. */
+function closeWatch() {
+  const waiting: (() => void)[] = [];
+  return {
+    onclose: () => {
+      waiting.splice(0).forEach((w) => w());
+    },
+    /** call before causing the close: resolves at the first close seen after this call */
+    next: (): Promise<void> => new Promise<void>((resolve) => { waiting.push(resolve); }),
+  };
+}
 
 /** Exceptions and rejections that escape every caller (vitest would also report them and fail the run). */
 function collectUncaught() {

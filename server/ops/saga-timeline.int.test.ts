@@ -157,6 +157,18 @@ describe('saga timeline of a booking', () => {
     expect((await getSagaTimeline(db, manager, bookingId)).eventsOnRecord).toBe(true);
   });
 
+  it('lists the steps in version order even when the clocks disagree (v3 written by a replica whose clock is behind)', async () => {
+    const db = t.database.db;
+    const { bookingId } = await insertBooking();
+    await db.insert(bookingTimeline).values([
+      { bookingId, tenantId: world.tenantId, at: at(0), actorType: 'user', actorId: manager.userId, action: 'create', fromStatus: null, toStatus: 'Reserved', messageIds: [], bookingVersion: 1 },
+      { bookingId, tenantId: world.tenantId, at: at(20), actorType: 'user', actorId: manager.userId, action: 'confirm', fromStatus: 'Reserved', toStatus: 'Booked', messageIds: [], bookingVersion: 2 },
+      { bookingId, tenantId: world.tenantId, at: at(10), actorType: 'user', actorId: manager.userId, action: 'cancel', fromStatus: 'Booked', toStatus: 'Cancelled', messageIds: [], bookingVersion: 3 },
+    ]);
+    const timeline = await getSagaTimeline(db, manager, bookingId);
+    expect(timeline.steps.map((s) => s.command?.bookingVersion)).toEqual([1, 2, 3]);
+  });
+
   it('a booking of another tenant is NOT_FOUND', async () => {
     const { bookingId } = await insertBooking();
     await expect(getSagaTimeline(t.database.db, foreign, bookingId)).rejects.toMatchObject({ kind: 'NOT_FOUND', code: 'CRM_BOOKING_NOT_FOUND' });

@@ -120,7 +120,8 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
     .from(bookingTimeline)
     .leftJoin(users, sql`${users.id}::text = ${bookingTimeline.actorId}`)
     .where(eq(bookingTimeline.bookingId, bookingId))
-    .orderBy(asc(bookingTimeline.at), asc(bookingTimeline.id));
+    // by version: the order the transitions committed in (two replicas' clocks may disagree)
+    .orderBy(asc(bookingTimeline.bookingVersion), asc(bookingTimeline.at), asc(bookingTimeline.id));
 
   // crm messages: those named by the timeline, plus any outbox row of this booking the timeline does not name
   const namedIds = timeline.flatMap((t) => t.row.messageIds ?? []);
@@ -243,12 +244,12 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
       chains: [{ messageId: release.messageId, topic: 'chessboard.hold_releases', hops: [releaseHop, ...(row ? downstreamOf(row, release.releasedAt) : [])] }],
     });
   }
-  steps.sort((a, b) => firstAt(a) - firstAt(b));
+  const ordered = mergeByVersionThenTime(steps);
 
   const all = steps.flatMap((s) => s.chains.flatMap((c) => c.hops));
   return {
     booking,
-    steps,
+    steps: ordered,
     hasPending: all.some((h) => h.state === 'pending'),
     hasFailures: all.some((h) => h.state === 'failed'),
     eventsOnRecord: crmRows.length > 0 || releases.length > 0,
@@ -267,6 +268,23 @@ function hop(kind: HopKind, messageId: string | null, state: HopState, at: Date 
     messageId,
     raw,
   };
+}
+
+/**
+ * The command steps keep the booking's version order (as the timeline query returned them); a step
+ * without a command (a safety-net release, an unattributed message) goes in by its time, before the
+ * first command step that happened after it.
+ */
+function mergeByVersionThenTime(steps: SagaStep[]): SagaStep[] {
+  const commands = steps.filter((s) => s.command);
+  const others = steps.filter((s) => !s.command).sort((a, b) => firstAt(a) - firstAt(b));
+  const out: SagaStep[] = [];
+  let o = 0;
+  for (const step of commands) {
+    while (o < others.length && firstAt(others[o]!) < firstAt(step)) out.push(others[o++]!);
+    out.push(step);
+  }
+  return [...out, ...others.slice(o)];
 }
 
 function firstAt(step: SagaStep): number {

@@ -141,6 +141,10 @@ describe('manual release of a hold whose crm booking is still active', () => {
 
     const [finding] = await findingsOf(objectId);
     expect(finding).toMatchObject({ kind: 'booking_not_held', bookingId: booking.id, objectStatus: 'Free', cause: 'deliberate_divergence', repairs: ['rehold', 'cancel_booking'] });
+    // a chosen divergence is nothing in flight: listed at once, also within the default settle window
+    const page = await opsCaller(t, ops).reconciliation();
+    expect(page.rows.filter((r) => r.propertyObjectId === objectId)).toEqual([expect.objectContaining({ cause: 'deliberate_divergence' })]);
+    expect((await opsCaller(t, ops).overview()).reconciliation?.total).toBe(page.total);
 
     const rehold = await opsCaller(t, ops).repairDivergence({ action: 'rehold', bookingId: booking.id, reason: 'crm is right' });
     expect(rehold).toMatchObject({ action: 'rehold', bookingId: booking.id, objectStatus: 'Reserved' });

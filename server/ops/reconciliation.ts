@@ -25,7 +25,8 @@ import type { TenantScope } from './dashboard/queries';
  *   timer_mismatch        held by the right deal, but the status or the timer differs from crm's
  *
  * Rows younger than the settle window are left out: the saga is eventually consistent (SLA < 1 min),
- * so a booking changed seconds ago may legitimately not be applied yet.
+ * so a booking changed seconds ago may legitimately not be applied yet — except a divergence an
+ * operator chose (manual release keeping the crm booking): nothing is in flight, it is listed at once.
  */
 
 export const MISMATCH_KINDS = ['booking_not_held', 'hold_without_booking', 'timer_mismatch'] as const;
@@ -117,7 +118,10 @@ export async function runReconciliation(
     LEFT JOIN chessboard.property_objects po ON po.id = b.property_object_id
     LEFT JOIN chessboard.projects p ON p.id = po.project_id
     LEFT JOIN auth.tenants t ON t.id = b.tenant_id
-    WHERE b.status IN ${ACTIVE} AND b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)})
+    WHERE b.status IN ${ACTIVE}
+      AND ((b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)}))
+           -- a divergence an operator chose is not an event in flight: it is listed at once
+           OR EXISTS (SELECT 1 FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION} AND a.target_id = b.id::text))
       AND ${scopeOf('b.tenant_id')}`);
 
   const rows: ReconciliationRow[] = [];

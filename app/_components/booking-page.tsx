@@ -6,7 +6,26 @@ import { BookingActions, BookingSummary, LapseWarning } from './booking-panel';
 import { ErrorNotice } from './error-notice';
 import { useLiveEvents } from './live';
 import { SagaTimelineView } from './saga-timeline';
-import { useTRPC } from './trpc';
+import { useTRPC, type RouterOutputs } from './trpc';
+
+type Divergence = NonNullable<RouterOutputs['ops']['bookingTimeline']['divergence']>;
+
+/** crm and chessboard disagree about this booking: say so in words, and where to repair it. */
+function DivergenceNotice({ divergence }: { divergence: Divergence }) {
+  const t = useTranslations('saga');
+  const ts = useTranslations('status');
+  const status = ts.has(divergence.objectStatus) ? ts(divergence.objectStatus) : divergence.objectStatus;
+  return (
+    <div className="notice notice-error" role="alert" data-testid="booking-divergence" data-kind={divergence.kind}>
+      <p>
+        <span aria-hidden="true">⚠ </span>
+        <strong>{t('diverged')}.</strong>{' '}
+        {divergence.kind === 'booking_not_held' ? t('divergedNotHeld', { status }) : t('divergedStillHeld', { status })}
+      </p>
+      <p><Link href="/ops/reconciliation">{t('divergedLink')}</Link></p>
+    </div>
+  );
+}
 
 export function BookingPage({ bookingId }: { bookingId: string }) {
   const t = useTranslations('bookingPage');
@@ -23,6 +42,7 @@ export function BookingPage({ bookingId }: { bookingId: string }) {
   }));
 
   const o = object.data?.object;
+  const divergence = timeline.data?.divergence ?? null;
   return (
     <section className="page booking-page">
       <nav className="breadcrumbs" aria-label={t('breadcrumbs')}>
@@ -47,8 +67,10 @@ export function BookingPage({ bookingId }: { bookingId: string }) {
               </p>
             ) : null}
             <LapseWarning booking={booking.data} />
+            {divergence ? <DivergenceNotice divergence={divergence} /> : null}
             <BookingSummary booking={booking.data} showLink={false} />
-            <BookingActions booking={booking.data} />
+            {/* no Confirm / Extend as if all were fine while crm and chessboard disagree */}
+            {divergence ? null : <BookingActions booking={booking.data} />}
           </div>
           <div className="card timeline-card">
             <SagaTimelineView bookingId={bookingId} query={timeline} />

@@ -10,6 +10,8 @@ export interface DialogField {
   multiline?: boolean;
   defaultValue?: string;
   hint?: string;
+  /** a choice instead of text: radio buttons in a fieldset (label = legend); required means one must be picked */
+  options?: { value: string; label: string }[];
 }
 
 /**
@@ -62,7 +64,24 @@ export function ConfirmDialog({
       >
         <h2 id={titleId}>{title}</h2>
         {message ? <div className="dialog-message">{message}</div> : null}
-        {fields.map((f) => (
+        {fields.map((f) => f.options ? (
+          <fieldset key={f.name} className="field choice-field" data-field={f.name}>
+            <legend>
+              {f.label}
+              {f.required ? <span className="required" aria-hidden="true"> *</span> : null}
+            </legend>
+            {f.options.map((o) => (
+              <label key={o.value} className="choice">
+                <input
+                  type="radio" name={f.name} value={o.value} required={f.required} checked={values[f.name] === o.value}
+                  onChange={() => setValues((v) => ({ ...v, [f.name]: o.value }))}
+                />{' '}
+                <span>{o.label}</span>
+              </label>
+            ))}
+            {f.hint ? <small className="muted">{f.hint}</small> : null}
+          </fieldset>
+        ) : (
           <label key={f.name} className="field">
             <span>
               {f.label}

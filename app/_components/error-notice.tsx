@@ -1,15 +1,19 @@
 'use client';
 import { TRPCClientError } from '@trpc/client';
-import { useTranslations } from 'next-intl';
+import { useLocale, useTranslations } from 'next-intl';
+import { makeFormat } from './format';
 
 /** domainCode (stable, from the server) → plain words from the dictionary; never a stack trace. */
 export function useErrorText() {
   const t = useTranslations('errors');
+  const format = makeFormat(useLocale());
   return (error: unknown): string => {
     if (!error) return '';
     if (error instanceof TRPCClientError) {
-      const data = error.data as { domainCode?: string | null; code?: string } | undefined;
+      const data = error.data as { domainCode?: string | null; code?: string; deadline?: string } | undefined;
       const domain = data?.domainCode;
+      // the expiry worker won: say when the deadline was (in the user's time zone)
+      if (domain && data?.deadline && t.has(`domainAt.${domain}`)) return t(`domainAt.${domain}`, { deadline: format.dateTimeSeconds(new Date(data.deadline)) });
       if (domain && t.has(`domain.${domain}`)) return t(`domain.${domain}`);
       if (data?.code && t.has(`code.${data.code}`)) return t(`code.${data.code}`);
       if (/fetch|network/i.test(error.message)) return t('network');

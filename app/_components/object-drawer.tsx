@@ -14,6 +14,7 @@ import { Time } from './time';
 import { useTRPC, type RouterOutputs } from './trpc';
 
 type ObjectDetails = RouterOutputs['chessboard']['object'];
+type BookingDetails = RouterOutputs['booking']['byId'];
 
 export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose: () => void }) {
   const t = useTranslations('drawer');
@@ -105,7 +106,7 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
             {activeBooking && details.isPending ? <p className="muted">{t('loading')}</p> : null}
             {!bookings.isPending && !activeBooking ? <p className="muted">{t('noActiveBooking')}</p> : null}
             {!bookings.isPending && !activeBooking && o.status === 'Free' ? <CreateBooking object={o} /> : null}
-            {(o.status === 'Reserved' || o.status === 'Booked') ? <ReleaseHold object={o} /> : null}
+            {(o.status === 'Reserved' || o.status === 'Booked') ? <ReleaseHold object={o} activeBooking={activeBooking ? details.data ?? null : null} /> : null}
             {bookings.data && bookings.data.items.some((b) => b.id !== activeBooking?.id) ? (
               <details className="past-bookings">
                 <summary>{t('pastBookings')}</summary>
@@ -248,13 +249,17 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
 }
 
 /**
- * Ops/PIN manager: release a stuck hold by hand (reason required). Shown only when the chessboard
- * router offers the command (the chessboard write side provides `releaseHoldManually`).
+ * Ops/PIN manager: release a stuck hold by hand (reason required). When CRM still has an active booking
+ * of the object the dialog says so in plain words — which booking, until when — and asks what happens
+ * to it: cancel it too (crm's cancel, with its events), or release the chessboard only (a recorded
+ * divergence that reconciliation lists). The server refuses a release without that choice.
  */
-function ReleaseHold({ object }: { object: ObjectDetails['object'] }) {
+function ReleaseHold({ object, activeBooking }: { object: ObjectDetails['object']; activeBooking: BookingDetails | null }) {
   const t = useTranslations('drawer');
+  const tb = useTranslations('booking');
   const trpc = useTRPC();
   const can = useCan();
+  const f = useFormat();
   const invalidate = useInvalidateAll();
   const [open, setOpen] = useState(false);
   const release = useMutation(trpc.chessboard.releaseHold.mutationOptions({
@@ -264,6 +269,18 @@ function ReleaseHold({ object }: { object: ObjectDetails['object'] }) {
     },
   }));
   if (!can('chessboard.releaseHold')) return null;
+  const deadline = activeBooking ? (activeBooking.status === 'Booked' && activeBooking.bookingExpiresAt ? activeBooking.bookingExpiresAt : activeBooking.reserveExpiresAt) : null;
+  const message = (
+    <>
+      <p>{t('releaseHoldMessage', { number: object.number })}</p>
+      {activeBooking && deadline ? (
+        <p className="notice notice-warning" role="alert" data-testid="release-active-booking-warning">
+          <span aria-hidden="true">⚠ </span>
+          {t('releaseActiveWarning', { booking: activeBooking.id.slice(0, 8), status: tb(`status.${activeBooking.status}`), deadline: f.dateTimeSeconds(deadline) })}
+        </p>
+      ) : null}
+    </>
+  );
   return (
     <div className="ops-actions">
       <button type="button" className="btn btn-danger-outline" data-action="releaseHold" onClick={() => { release.reset(); setOpen(true); }}>
@@ -272,13 +289,22 @@ function ReleaseHold({ object }: { object: ObjectDetails['object'] }) {
       <ConfirmDialog
         open={open}
         title={t('releaseHoldTitle')}
-        message={t('releaseHoldMessage', { number: object.number })}
+        message={message}
         confirmLabel={t('releaseHold')}
         danger
-        fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
+        fields={[
+          { name: 'reason', label: t('reason'), required: true, multiline: true },
+          ...(activeBooking ? [{
+            name: 'crmBooking', label: t('releaseChoice'), required: true,
+            options: [{ value: 'cancel_booking', label: t('releaseChoiceCancel') }, { value: 'keep_booking', label: t('releaseChoiceKeep') }],
+          }] : []),
+        ]}
         pending={release.isPending}
         error={release.error}
-        onConfirm={(v) => release.mutate({ propertyObjectId: object.id, reason: v.reason.trim() })}
+        onConfirm={(v) => release.mutate({
+          propertyObjectId: object.id, reason: v.reason.trim(),
+          crmBooking: v.crmBooking === 'cancel_booking' || v.crmBooking === 'keep_booking' ? v.crmBooking : undefined,
+        })}
         onClose={() => setOpen(false)}
       />
     </div>

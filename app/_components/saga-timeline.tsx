@@ -41,8 +41,10 @@ export function SagaTimelineView({ bookingId, query }: { bookingId: string; quer
       <div className="saga-head">
         <h2>{t('title')}</h2>
         {data ? (
-          <span className={`badge ${data.hasFailures ? 'hop-failed' : data.hasPending ? 'hop-pending' : 'hop-done'}`} data-testid="saga-state">
-            {data.hasFailures ? t('hasFailures') : data.hasPending ? t('hasPending') : t('complete')}
+          // a divergence is never "all hops done": the hops arrived, but crm and chessboard disagree
+          <span className={`badge ${data.hasFailures || data.divergence ? 'hop-failed' : data.hasPending ? 'hop-pending' : 'hop-done'}`} data-testid="saga-state">
+            <span aria-hidden="true">{data.hasFailures || data.divergence ? '✕ ' : data.hasPending ? '… ' : '✓ '}</span>
+            {data.hasFailures ? t('hasFailures') : data.divergence ? t('diverged') : data.hasPending ? t('hasPending') : t('complete')}
           </span>
         ) : null}
         {query.isFetching ? <span className="muted small" aria-live="polite">{t('refreshing')}</span> : null}

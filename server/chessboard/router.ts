@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { authedProcedure, roleProcedure, router } from '../trpc/init';
-import { releaseHoldManually } from './commands';
+import { releaseHoldChecked, releaseHoldInput } from '../ops/booking-repairs';
 import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
 
 /** Read side of the chessboard for the console; every role reads, each within its tenant scope. */
@@ -17,14 +17,14 @@ export const chessboardRouter = router({
     .query(({ ctx, input }) => getObject(ctx.database.db, ctx.actor, input.propertyObjectId)),
   /**
    * Runbook "manual release of a stuck hold" (ops, PIN manager; reason required). The chessboard write
-   * side does the release, its event, history, hold_releases and audit rows in one transaction.
+   * side does the release, its event, history, hold_releases and audit rows in one transaction. While
+   * crm still has an active booking of the object the caller must choose what happens to it
+   * (server/ops/booking-repairs.ts): cancel it too, or release the chessboard only (a recorded divergence).
    */
   releaseHold: roleProcedure('ops', 'pin_manager')
-    .input(z.object({ propertyObjectId: z.uuid(), reason: z.string().trim().min(1).max(500) }))
+    .input(releaseHoldInput)
     .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) =>
-        releaseHoldManually(tx, { propertyObjectId: input.propertyObjectId, reason: input.reason, actor: ctx.actor, correlationId: ctx.correlationId }),
-      ),
+      ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
     ),
   objectLabels: authedProcedure
     .input(z.object({ ids: z.array(z.uuid()).max(200) }))

@@ -11,7 +11,7 @@ import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/shared';
 import { uploadContractCommand } from './commands/upload-contract';
-import { actor, bookingRow, callerFor, dealRow, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from './crm-test-fixtures';
+import { actor, bookingRow, callerFor, dealRow, httpCall, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from './crm-test-fixtures';
 
 /**
  * booking-expiration on real PostgreSQL (INV-BKG-5): phases, batching, SKIP LOCKED, idempotency by
@@ -245,6 +245,69 @@ describe('booking-expiration cycle', () => {
   });
 });
 
+/**
+ * A transaction that holds SHARE on crm.booking_timeline: every transition inserts a timeline row, so a
+ * transaction that already took its booking's row lock waits inside it until the gate opens. That is how
+ * the race tests put each winner first on purpose (besides the free races, whose winner is chance).
+ */
+async function timelineGate(t: TestContext) {
+  const conn = await t.database.sql.reserve();
+  await conn`BEGIN`;
+  await conn`LOCK TABLE crm.booking_timeline IN SHARE MODE`;
+  return {
+    open: async () => {
+      await conn`COMMIT`;
+      conn.release();
+    },
+  };
+}
+
+/** sessions of this test's database waiting for a lock */
+async function lockWaiters(t: TestContext): Promise<number> {
+  const [row] = await t.database.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+  return row!.n;
+}
+
+async function waitForLockWaiters(t: TestContext, n: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await lockWaiters(t)) < n) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} lock waiters`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+type RaceMode = 'expiry-first' | 'command-first' | 'free';
+/** run 0: the worker commits while the command waits for the row; run 1: the command holds the row, the worker skips it; then free races */
+const modeOf = (i: number): RaceMode => (i === 0 ? 'expiry-first' : i === 1 ? 'command-first' : 'free');
+
+/**
+ * The command and the expiry cycle in flight together, ordered by `mode`. The command is sent as the
+ * UI sends it: with the version the user saw (expectedVersion).
+ */
+async function race<T>(t: TestContext, mode: RaceMode, command: () => Promise<T>, job: () => Promise<BookingExpirationSummary>) {
+  if (mode === 'free') return Promise.allSettled([command(), job()]);
+  const gate = await timelineGate(t);
+  try {
+    if (mode === 'expiry-first') {
+      const jobRun = job(); // locks the booking, then waits at the gate
+      await waitForLockWaiters(t, 1);
+      const commandRun = command(); // waits for the booking's row lock
+      await waitForLockWaiters(t, 2);
+      await gate.open();
+      return Promise.allSettled([commandRun, jobRun]);
+    }
+    const commandRun = command(); // locks the booking, then waits at the gate
+    await waitForLockWaiters(t, 1);
+    const jobRun = await Promise.allSettled([job()]); // SKIP LOCKED: done without waiting
+    expect(jobRun[0].status === 'fulfilled' && jobRun[0].value.SkippedLockedCount).toBe(1);
+    await gate.open();
+    return [(await Promise.allSettled([commandRun]))[0], jobRun[0]] as const;
+  } finally {
+    await gate.open().catch(() => {});
+  }
+}
+
 describe('races with confirm and extend (100 runs each)', () => {
   let t: TestContext;
   let free: { id: string };
@@ -260,31 +323,39 @@ describe('races with confirm and extend (100 runs each)', () => {
     return (await outboxOf(t, bookingId)).map((r) => r.topic);
   }
 
-  it('expiration vs confirm: one consistent state, exactly one event for the winning transition', async () => {
+  it('expiration vs confirm: one consistent state, exactly one event for the winning transition; the loser is told the reserve expired and when; both winners occur', async () => {
     const outcomes = { confirmed: 0, expired: 0 };
     for (let i = 0; i < 100; i++) {
       const deal = await insertDeal(t, TENANT);
       const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: free.id });
       // the worker's clock is past the reserve deadline; the confirm's (real) clock is inside it: both are legal alone
       const jobNow = new Date(booking.reserveExpiresAt.getTime() + 1000);
-      const [confirm, job] = await Promise.allSettled([
-        callerFor(t, agent).booking.confirm({ bookingId: booking.id }),
-        run(t, jobNow),
-      ]);
+      const mode = modeOf(i);
+      const [confirm, job] = await race(
+        t,
+        mode,
+        () => callerFor(t, agent).booking.confirm({ bookingId: booking.id, expectedVersion: booking.version }),
+        () => run(t, jobNow),
+      );
       expect(job.status).toBe('fulfilled');
       const row = await bookingRow(t, booking.id);
       const topics = await topicsOf(booking.id);
       const timeline = await timelineOf(t, booking.id);
       if (row.status === 'Booked') {
         outcomes.confirmed++;
+        expect(mode).not.toBe('expiry-first');
         expect(confirm.status).toBe('fulfilled');
         expect(topics).toEqual([TOPICS.bookingCreated, TOPICS.bookingConfirmed]);
         expect((await dealRow(t, deal.id)).status).toBe('Booking');
       } else {
         outcomes.expired++;
+        expect(mode).not.toBe('command-first');
         expect(row.status).toBe('ReserveExpired');
         expect(confirm.status).toBe('rejected');
-        expect((confirm as PromiseRejectedResult).reason.cause.code).toBe('CRM_BOOKING_RESERVE_EXPIRED');
+        // not CRM_BOOKING_VERSION_CONFLICT: the domain reason, with the deadline that was missed
+        const cause = (confirm as PromiseRejectedResult).reason.cause;
+        expect(cause.code).toBe('CRM_BOOKING_RESERVE_EXPIRED');
+        expect(cause.details.deadline).toBe(booking.reserveExpiresAt.toISOString());
         expect(topics).toEqual([TOPICS.bookingCreated, TOPICS.bookingExpired]);
         expect((await dealRow(t, deal.id)).status).toBe('Application');
       }
@@ -292,30 +363,42 @@ describe('races with confirm and extend (100 runs each)', () => {
       expect(timeline).toHaveLength(2);
     }
     expect(outcomes.confirmed + outcomes.expired).toBe(100);
+    expect(outcomes.confirmed).toBeGreaterThan(0);
+    expect(outcomes.expired).toBeGreaterThan(0);
     console.info('expiration vs confirm outcomes', outcomes);
   });
 
-  it('expiration vs extend: one consistent state, exactly one event for the winning transition', async () => {
+  it('expiration vs extend: one consistent state, exactly one event for the winning transition; the loser is told the booking expired and when; both winners occur', async () => {
     const outcomes = { extended: 0, expired: 0 };
     for (let i = 0; i < 100; i++) {
       const deal = await insertDeal(t, TENANT);
       const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: free.id });
       const confirmed = await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
       const jobNow = new Date(confirmed.bookingExpiresAt!.getTime() + 1000);
-      const [extend, job] = await Promise.allSettled([callerFor(t, manager).booking.extend({ bookingId: booking.id }), run(t, jobNow)]);
+      const mode = modeOf(i);
+      const [extend, job] = await race(
+        t,
+        mode,
+        () => callerFor(t, manager).booking.extend({ bookingId: booking.id, expectedVersion: confirmed.version }),
+        () => run(t, jobNow),
+      );
       expect(job.status).toBe('fulfilled');
       const row = await bookingRow(t, booking.id);
       const topics = await topicsOf(booking.id);
       if (row.status === 'Booked') {
         outcomes.extended++;
+        expect(mode).not.toBe('expiry-first');
         expect(extend.status).toBe('fulfilled');
         expect(row.bookingExpiresAt!.getTime()).toBe(confirmed.bookingExpiresAt!.getTime() + 48 * HOUR);
         expect(topics).toEqual([TOPICS.bookingCreated, TOPICS.bookingConfirmed, TOPICS.bookingExtended]);
       } else {
         outcomes.expired++;
+        expect(mode).not.toBe('command-first');
         expect(row.status).toBe('BookingExpired');
         expect(extend.status).toBe('rejected');
-        expect((extend as PromiseRejectedResult).reason.cause.code).toBe('CRM_BOOKING_BOOKING_EXPIRED');
+        const cause = (extend as PromiseRejectedResult).reason.cause;
+        expect(cause.code).toBe('CRM_BOOKING_BOOKING_EXPIRED');
+        expect(cause.details.deadline).toBe(confirmed.bookingExpiresAt!.toISOString());
         expect(topics).toEqual([TOPICS.bookingCreated, TOPICS.bookingConfirmed, TOPICS.bookingExpired]);
         expect((await dealRow(t, deal.id)).status).toBe('Application');
       }
@@ -323,6 +406,18 @@ describe('races with confirm and extend (100 runs each)', () => {
       expect(await timelineOf(t, booking.id)).toHaveLength(3);
     }
     expect(outcomes.extended + outcomes.expired).toBe(100);
+    expect(outcomes.extended).toBeGreaterThan(0);
+    expect(outcomes.expired).toBeGreaterThan(0);
     console.info('expiration vs extend outcomes', outcomes);
+  });
+
+  it('a stale confirm after the worker expired the booking answers RESERVE_EXPIRED with the deadline over HTTP (data.deadline), not VERSION_CONFLICT', async () => {
+    const deal = await insertDeal(t, TENANT);
+    const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: free.id });
+    await run(t, new Date(booking.reserveExpiresAt.getTime() + 1000));
+    expect((await bookingRow(t, booking.id)).status).toBe('ReserveExpired');
+    const res = await httpCall(t, agent, 'booking.confirm', { bookingId: booking.id, expectedVersion: 1 }, 'mutation');
+    expect(res.status).toBe(412);
+    expect(res.error).toMatchObject({ domainCode: 'CRM_BOOKING_RESERVE_EXPIRED', deadline: booking.reserveExpiresAt.toISOString() });
   });
 });

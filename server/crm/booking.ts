@@ -72,36 +72,46 @@ function invalidTransition(booking: BookingRecord, action: BookingAction): never
   });
 }
 
+/**
+ * The answer for a booking the worker already expired: the deadline that was missed (`deadline`, ISO),
+ * which the UI shows ("the reserve expired at …"). The caller lost the race with booking-expiration or
+ * came too late; clearer than "invalid transition" or "changed by someone else".
+ */
+export function expiredError(booking: BookingRecord): never {
+  if (booking.status === 'BookingExpired') {
+    const deadline = (booking.bookingExpiresAt ?? booking.reserveExpiresAt).toISOString();
+    throw crmError('CRM_BOOKING_BOOKING_EXPIRED', `The booking time of this booking was over at ${deadline}`, {
+      bookingId: booking.id, status: booking.status, bookingExpiresAt: deadline, deadline,
+    });
+  }
+  const deadline = booking.reserveExpiresAt.toISOString();
+  throw crmError('CRM_BOOKING_RESERVE_EXPIRED', `The reserve time of this booking was over at ${deadline}`, {
+    bookingId: booking.id, status: booking.status, reserveExpiresAt: deadline, deadline,
+  });
+}
+
 function requireStatus(booking: BookingRecord, action: BookingAction, allowed: readonly BookingStatus[]): void {
   if (allowed.includes(booking.status)) return;
-  // A booking the worker already expired answers with the deadline that was missed: the caller lost
-  // the race with booking-expiration (or came too late), which is clearer than "invalid transition".
   if (booking.status === 'ReserveExpired' && allowed.some((s) => s === 'Reserved' || s === 'AwaitingPayment') && action !== 'cancel') {
-    throw crmError('CRM_BOOKING_RESERVE_EXPIRED', 'The reserve time of this booking is over', { bookingId: booking.id, status: booking.status });
+    expiredError(booking);
   }
-  if (booking.status === 'BookingExpired' && allowed.includes('Booked') && action !== 'cancel') {
-    throw crmError('CRM_BOOKING_BOOKING_EXPIRED', 'The booking time of this booking is over', { bookingId: booking.id, status: booking.status });
-  }
+  if (booking.status === 'BookingExpired' && allowed.includes('Booked') && action !== 'cancel') expiredError(booking);
   invalidTransition(booking, action);
 }
 
 /** INV-BKG-3: the reserve holds while now ≤ ReserveExpiresAt; afterwards only the worker may move it. */
 function requireReserveOpen(booking: BookingRecord, now: Date): void {
   if (now.getTime() > booking.reserveExpiresAt.getTime()) {
-    throw crmError('CRM_BOOKING_RESERVE_EXPIRED', 'The reserve time of this booking is over', {
-      bookingId: booking.id,
-      reserveExpiresAt: booking.reserveExpiresAt.toISOString(),
-    });
+    const deadline = booking.reserveExpiresAt.toISOString();
+    throw crmError('CRM_BOOKING_RESERVE_EXPIRED', 'The reserve time of this booking is over', { bookingId: booking.id, reserveExpiresAt: deadline, deadline });
   }
 }
 
 /** A Booked booking past BookingExpiresAt belongs to the worker (INV-BKG-5): "the manager did not extend in time". */
 function requireBookingOpen(booking: BookingRecord, now: Date): void {
   if (booking.bookingExpiresAt && now.getTime() > booking.bookingExpiresAt.getTime()) {
-    throw crmError('CRM_BOOKING_BOOKING_EXPIRED', 'The booking time of this booking is over', {
-      bookingId: booking.id,
-      bookingExpiresAt: booking.bookingExpiresAt.toISOString(),
-    });
+    const deadline = booking.bookingExpiresAt.toISOString();
+    throw crmError('CRM_BOOKING_BOOKING_EXPIRED', 'The booking time of this booking is over', { bookingId: booking.id, bookingExpiresAt: deadline, deadline });
   }
 }
 

@@ -17,6 +17,9 @@ export const COMMAND_ROLES = {
   'booking.cancel': ['agent', 'developer_manager', 'pin_manager'],
   'booking.startSale': ['developer_manager', 'pin_manager'],
   'deal.cancel': ['developer_manager', 'pin_manager'],
+  // ops repairs (manual release "cancel the crm booking too", reconciliation "cancel booking"): the same
+  // cancel command, run by ops or a PIN manager from the ops side — not a booking router procedure
+  'booking.cancelInRepair': ['ops', 'pin_manager'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type CrmCommandName = keyof typeof COMMAND_ROLES;

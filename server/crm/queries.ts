@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Actor } from '../auth/actor';
 import { uuidArray, type DbOrTx } from '../platform/db';
 import { crmError } from './errors';
+import { ACTIVE_STATUSES, type BookingRecord } from './booking';
 import { tenantFilter } from './commands/shared';
 import { BOOKING_STATUSES, DEAL_STATUSES, bookingPrograms, bookings, bookingTimeline, deals } from './schema';
 
@@ -61,7 +62,8 @@ export async function bookingById(db: DbOrTx, actor: Actor, input: z.infer<typeo
     .select()
     .from(bookingTimeline)
     .where(eq(bookingTimeline.bookingId, input.bookingId))
-    .orderBy(asc(bookingTimeline.at), asc(bookingTimeline.id));
+    // ordered history: by the booking's version (the order the transitions committed in), not by clock
+    .orderBy(asc(bookingTimeline.bookingVersion), asc(bookingTimeline.at), asc(bookingTimeline.id));
   return { ...row.booking, deal: row.deal, program: row.program, timeline };
 }
 
@@ -168,4 +170,22 @@ export async function listPrograms(db: DbOrTx, actor: Actor, input: z.infer<type
     .from(bookingPrograms)
     .where(and(tenantFilter(actor, bookingPrograms.tenantId), input?.tenantId ? eq(bookingPrograms.tenantId, input.tenantId) : undefined))
     .orderBy(asc(bookingPrograms.name), asc(bookingPrograms.id));
+}
+
+/**
+ * The active crm booking of a property object (INV-BKG-001: at most one), in the actor's tenant scope,
+ * or null. For the ops repairs: what a manual release of the object would diverge from.
+ */
+export async function activeBookingOfObject(db: DbOrTx, actor: Actor, propertyObjectId: string): Promise<BookingRecord | null> {
+  const [row] = await db
+    .select()
+    .from(bookings)
+    .where(and(eq(bookings.propertyObjectId, propertyObjectId), inArray(bookings.status, [...ACTIVE_STATUSES]), tenantFilter(actor, bookings.tenantId)));
+  return row ?? null;
+}
+
+/** One booking by id in the actor's tenant scope (no joins), or null. */
+export async function bookingRecordById(db: DbOrTx, actor: Actor, bookingId: string): Promise<BookingRecord | null> {
+  const [row] = await db.select().from(bookings).where(and(eq(bookings.id, bookingId), tenantFilter(actor, bookings.tenantId)));
+  return row ?? null;
 }

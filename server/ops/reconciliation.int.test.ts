@@ -92,6 +92,24 @@ describe('reconciliation report', () => {
   });
 });
 
+describe('one count for the overview and the reconciliation page', () => {
+  it('the overview counts what the reconciliation page lists, from the same query, without waiting for a job run; tenant-scoped too', async () => {
+    const w = await insertWorld(t.database, 'A');
+    await seedWorld(w);
+    const c = opsCaller(t, actorOf('ops'));
+    const [overview, page] = [await c.overview(), await c.reconciliation()];
+    expect(page.total).toBe(4);
+    expect(overview.reconciliation).toMatchObject({ total: page.total, byKind: page.counts });
+    expect(overview.alerts.map((a) => a.code)).toContain('RECONCILIATION_MISMATCHES');
+    // a viewer of the tenant and one of another tenant each see their own figure on both screens
+    const own = opsCaller(t, actorOf('viewer', w.tenantId));
+    expect((await own.overview()).reconciliation?.total).toBe((await own.reconciliation()).total);
+    const other = opsCaller(t, actorOf('viewer', randomUUID()));
+    expect((await other.overview()).reconciliation?.total).toBe(0);
+    expect((await other.reconciliation()).total).toBe(0);
+  });
+});
+
 describe('reconciliation repairs', () => {
   /** What the relay would publish: the crm outbox row's envelope, applied by the chessboard consumer. */
   async function deliver(messageId: string) {

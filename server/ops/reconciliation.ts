@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { canSeeTenant, type Actor } from '../auth/actor';
-import { releaseHoldManually } from '../chessboard/commands';
 import {
   bookingCancelledEvent, bookingConfirmedEvent, bookingCreatedEvent, bookingExpiredEvent, dealSaleStartedEvent,
 } from '../crm/events';
@@ -11,6 +10,7 @@ import type { DbOrTx, Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { gauge } from '../platform/metrics';
 import { writeOutbox } from '../platform/outbox/write';
+import { DIVERGENCE_AUDIT_ACTION, releaseHoldChecked, type CrmBookingChoice } from './booking-repairs';
 import { auditLog } from './schema';
 import type { TenantScope } from './dashboard/queries';
 
@@ -25,15 +25,21 @@ import type { TenantScope } from './dashboard/queries';
  *   timer_mismatch        held by the right deal, but the status or the timer differs from crm's
  *
  * Rows younger than the settle window are left out: the saga is eventually consistent (SLA < 1 min),
- * so a booking changed seconds ago may legitimately not be applied yet.
+ * so a booking changed seconds ago may legitimately not be applied yet — except a divergence an
+ * operator chose (manual release keeping the crm booking): nothing is in flight, it is listed at once.
  */
 
 export const MISMATCH_KINDS = ['booking_not_held', 'hold_without_booking', 'timer_mismatch'] as const;
 export type MismatchKind = (typeof MISMATCH_KINDS)[number];
 
-/** lost event: nothing explains it but a message that never arrived; the others are visible causes */
-export type MismatchCause = 'dlq' | 'outbox_pending' | 'consumer_lag' | 'lost_event';
-export type RepairAction = 'republish' | 'manual_release';
+/**
+ * lost event: nothing explains it but a message that never arrived; the others are visible causes.
+ * deliberate_divergence: an operator released the hold and chose to keep the crm booking (audited);
+ * released_in_chessboard: chessboard released this booking's hold (its tombstone stops the booking's
+ * events, so a republish cannot repair it) — both are repaired by re-hold or by cancelling the booking.
+ */
+export type MismatchCause = 'dlq' | 'outbox_pending' | 'consumer_lag' | 'lost_event' | 'deliberate_divergence' | 'released_in_chessboard';
+export type RepairAction = 'republish' | 'manual_release' | 'rehold' | 'cancel_booking';
 
 export const RECONCILIATION_DEFAULTS = {
   /** timers equal within this tolerance are the same (ms precision, clock rounding) */
@@ -112,7 +118,10 @@ export async function runReconciliation(
     LEFT JOIN chessboard.property_objects po ON po.id = b.property_object_id
     LEFT JOIN chessboard.projects p ON p.id = po.project_id
     LEFT JOIN auth.tenants t ON t.id = b.tenant_id
-    WHERE b.status IN ${ACTIVE} AND b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)})
+    WHERE b.status IN ${ACTIVE}
+      AND ((b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)}))
+           -- a divergence an operator chose is not an event in flight: it is listed at once
+           OR EXISTS (SELECT 1 FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION} AND a.target_id = b.id::text))
       AND ${scopeOf('b.tenant_id')}`);
 
   const rows: ReconciliationRow[] = [];
@@ -195,6 +204,7 @@ export async function runReconciliation(
   }
 
   await explainCauses(db, rows, input.consumerLag ?? null);
+  await markDivergences(db, rows);
   rows.sort((a, b) => MISMATCH_KINDS.indexOf(a.kind) - MISMATCH_KINDS.indexOf(b.kind) || (a.objectNumber ?? '').localeCompare(b.objectNumber ?? ''));
   const counts = Object.fromEntries(MISMATCH_KINDS.map((k) => [k, rows.filter((r) => r.kind === k).length])) as Record<MismatchKind, number>;
   return { asOf: input.now, toleranceMs, settleMs, rows, counts, total: rows.length };
@@ -224,6 +234,30 @@ async function explainCauses(db: DbOrTx, rows: ReconciliationRow[], consumerLag:
     else if (keys.some((k) => inOutbox.has(k))) r.cause = 'outbox_pending';
     else if (consumerLag !== null && consumerLag > 0) r.cause = 'consumer_lag';
     else r.cause = 'lost_event';
+  }
+}
+
+/**
+ * An active booking whose hold chessboard released on purpose (manual release: the booking is
+ * tombstoned in chessboard.crm_booking_versions) is not a lost event: republishing its state is a no-op
+ * by design. Its repairs are re-hold (object Free) or cancel the crm booking; the cause says whether an
+ * operator chose the divergence (audit ops.release.divergence) or it came from an unchecked release.
+ */
+async function markDivergences(db: DbOrTx, rows: ReconciliationRow[]): Promise<void> {
+  const candidates = rows.filter((r) => r.kind === 'booking_not_held' && r.bookingId);
+  if (candidates.length === 0) return;
+  const list = sql.join(candidates.map((r) => sql`${r.bookingId}`), sql`, `);
+  const released = await db.execute<{ booking_id: string; deliberate: boolean }>(sql`
+    SELECT v.booking_id::text AS booking_id,
+           EXISTS (SELECT 1 FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION} AND a.target_id = v.booking_id::text) AS deliberate
+      FROM chessboard.crm_booking_versions v
+     WHERE v.released AND v.booking_id::text IN (${list})`);
+  const byBooking = new Map(released.map((r) => [r.booking_id, r.deliberate]));
+  for (const r of candidates) {
+    const deliberate = byBooking.get(r.bookingId!);
+    if (deliberate === undefined) continue;
+    r.cause = deliberate ? 'deliberate_divergence' : 'released_in_chessboard';
+    r.repairs = r.objectStatus === 'Free' ? ['rehold', 'cancel_booking'] : ['cancel_booking'];
   }
 }
 
@@ -301,12 +335,13 @@ export async function republishBookingEvent(
   return { bookingId: b.id, topic: event.topic, messageId, bookingVersion: b.version };
 }
 
-/** Repair "manual release": the chessboard's own command (refused if the object is no longer held). */
+/**
+ * Repair "manual release": the chessboard's own command (refused if the object is no longer held), with
+ * the same crm check as every manual release (an active crm booking needs the operator's choice).
+ */
 export async function releaseForReconciliation(
   tx: Tx,
-  input: { propertyObjectId: string; actor: Actor; reason: string; correlationId?: string; now?: Date },
+  input: { propertyObjectId: string; actor: Actor; reason: string; crmBooking?: CrmBookingChoice; correlationId?: string; now?: Date },
 ) {
-  return releaseHoldManually(tx, {
-    propertyObjectId: input.propertyObjectId, actor: input.actor, reason: input.reason, correlationId: input.correlationId, now: input.now,
-  });
+  return releaseHoldChecked(tx, input);
 }

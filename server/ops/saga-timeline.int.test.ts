@@ -157,6 +157,37 @@ describe('saga timeline of a booking', () => {
     expect((await getSagaTimeline(db, manager, bookingId)).eventsOnRecord).toBe(true);
   });
 
+  it('lists the steps in version order even when the clocks disagree (v3 written by a replica whose clock is behind)', async () => {
+    const db = t.database.db;
+    const { bookingId } = await insertBooking();
+    await db.insert(bookingTimeline).values([
+      { bookingId, tenantId: world.tenantId, at: at(0), actorType: 'user', actorId: manager.userId, action: 'create', fromStatus: null, toStatus: 'Reserved', messageIds: [], bookingVersion: 1 },
+      { bookingId, tenantId: world.tenantId, at: at(20), actorType: 'user', actorId: manager.userId, action: 'confirm', fromStatus: 'Reserved', toStatus: 'Booked', messageIds: [], bookingVersion: 2 },
+      { bookingId, tenantId: world.tenantId, at: at(10), actorType: 'user', actorId: manager.userId, action: 'cancel', fromStatus: 'Booked', toStatus: 'Cancelled', messageIds: [], bookingVersion: 3 },
+    ]);
+    const timeline = await getSagaTimeline(db, manager, bookingId);
+    expect(timeline.steps.map((s) => s.command?.bookingVersion)).toEqual([1, 2, 3]);
+  });
+
+  it('names a divergence once nothing is in flight: an active booking whose object is not held by it, an ended one still holding it', async () => {
+    const db = t.database.db;
+    const { bookingId, dealId } = await insertBooking();
+    const objectId = world.objectIds.reserved;
+    // the object is free in the chessboard (released by hand), the crm booking still Reserved
+    await t.database.sql`UPDATE chessboard.property_objects SET status = 'Free', reserved_until = NULL, booked_until = NULL, hold_deal_id = NULL, hold_booking_id = NULL WHERE id = ${objectId}`;
+    expect((await getSagaTimeline(db, manager, bookingId)).divergence).toEqual({ kind: 'booking_not_held', objectStatus: 'Free', holdBookingId: null });
+    // while an event of the booking is still pending, it is "in progress", not a divergence
+    const pending = await crmMessage(bookingId, TOPICS.bookingCreated, at(5), null);
+    expect((await getSagaTimeline(db, manager, bookingId)).divergence).toBeNull();
+    await t.database.sql`DELETE FROM crm.outbox WHERE message_id = ${pending}`;
+    // held by this booking: they agree
+    await t.database.sql`UPDATE chessboard.property_objects SET status = 'Reserved', reserved_until = ${at(3600_000).toISOString()}::timestamptz, hold_deal_id = ${dealId}, hold_booking_id = ${bookingId} WHERE id = ${objectId}`;
+    expect((await getSagaTimeline(db, manager, bookingId)).divergence).toBeNull();
+    // the booking ended in crm, the chessboard still holds the object for it
+    await db.update(bookings).set({ status: 'Cancelled' }).where(eq(bookings.id, bookingId));
+    expect((await getSagaTimeline(db, manager, bookingId)).divergence).toEqual({ kind: 'still_held', objectStatus: 'Reserved', holdBookingId: bookingId });
+  });
+
   it('a booking of another tenant is NOT_FOUND', async () => {
     const { bookingId } = await insertBooking();
     await expect(getSagaTimeline(t.database.db, foreign, bookingId)).rejects.toMatchObject({ kind: 'NOT_FOUND', code: 'CRM_BOOKING_NOT_FOUND' });

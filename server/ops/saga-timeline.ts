@@ -3,7 +3,7 @@ import { tenantScope, type Actor } from '../auth/actor';
 import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
 import { catalogInbox } from '../catalog/schema';
 import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
-import { chessboardInbox, chessboardOutbox, holdMismatches, holdReleases } from '../chessboard/schema';
+import { chessboardInbox, chessboardOutbox, holdMismatches, holdReleases, propertyObjects } from '../chessboard/schema';
 import { bookings, bookingTimeline, crmOutbox } from '../crm/schema';
 import type { DbOrTx } from '../platform/db';
 import { AppError } from '../platform/errors';
@@ -86,6 +86,12 @@ export interface SagaTimeline {
    * its commands as "internal transitions".
    */
   eventsOnRecord: boolean;
+  /**
+   * crm and chessboard disagree about this booking once nothing is in flight any more: an active
+   * booking whose object is not held by it (e.g. a hold released by hand while the booking was kept),
+   * or an ended booking whose object is still held by it. null when they agree (or while hops are pending).
+   */
+  divergence: { kind: 'booking_not_held' | 'still_held'; objectStatus: string; holdBookingId: string | null } | null;
   generatedAt: Date;
 }
 
@@ -120,7 +126,8 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
     .from(bookingTimeline)
     .leftJoin(users, sql`${users.id}::text = ${bookingTimeline.actorId}`)
     .where(eq(bookingTimeline.bookingId, bookingId))
-    .orderBy(asc(bookingTimeline.at), asc(bookingTimeline.id));
+    // by version: the order the transitions committed in (two replicas' clocks may disagree)
+    .orderBy(asc(bookingTimeline.bookingVersion), asc(bookingTimeline.at), asc(bookingTimeline.id));
 
   // crm messages: those named by the timeline, plus any outbox row of this booking the timeline does not name
   const namedIds = timeline.flatMap((t) => t.row.messageIds ?? []);
@@ -243,15 +250,21 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
       chains: [{ messageId: release.messageId, topic: 'chessboard.hold_releases', hops: [releaseHop, ...(row ? downstreamOf(row, release.releasedAt) : [])] }],
     });
   }
-  steps.sort((a, b) => firstAt(a) - firstAt(b));
+  const ordered = mergeByVersionThenTime(steps);
 
   const all = steps.flatMap((s) => s.chains.flatMap((c) => c.hops));
+  const hasPending = all.some((h) => h.state === 'pending');
+  const [object] = await db
+    .select({ status: propertyObjects.status, holdDealId: propertyObjects.holdDealId, holdBookingId: propertyObjects.holdBookingId })
+    .from(propertyObjects)
+    .where(eq(propertyObjects.id, booking.propertyObjectId));
   return {
     booking,
-    steps,
-    hasPending: all.some((h) => h.state === 'pending'),
+    steps: ordered,
+    hasPending,
     hasFailures: all.some((h) => h.state === 'failed'),
     eventsOnRecord: crmRows.length > 0 || releases.length > 0,
+    divergence: hasPending || !object ? null : divergenceOf(booking, object),
     generatedAt: now,
   };
 }
@@ -267,6 +280,38 @@ function hop(kind: HopKind, messageId: string | null, state: HopState, at: Date 
     messageId,
     raw,
   };
+}
+
+const ACTIVE_BOOKING = new Set(['Reserved', 'AwaitingPayment', 'Booked']);
+
+function divergenceOf(
+  booking: { id: string; dealId: string; status: string },
+  object: { status: string; holdDealId: string | null; holdBookingId: string | null },
+): SagaTimeline['divergence'] {
+  const heldByThis = (object.status === 'Reserved' || object.status === 'Booked') && object.holdDealId === booking.dealId
+    && (object.holdBookingId === null || object.holdBookingId === booking.id);
+  const active = ACTIVE_BOOKING.has(booking.status);
+  // a completed booking's object is Sold, not held: agreement
+  if (active && !heldByThis) return { kind: 'booking_not_held', objectStatus: object.status, holdBookingId: object.holdBookingId };
+  if (!active && heldByThis) return { kind: 'still_held', objectStatus: object.status, holdBookingId: object.holdBookingId };
+  return null;
+}
+
+/**
+ * The command steps keep the booking's version order (as the timeline query returned them); a step
+ * without a command (a safety-net release, an unattributed message) goes in by its time, before the
+ * first command step that happened after it.
+ */
+function mergeByVersionThenTime(steps: SagaStep[]): SagaStep[] {
+  const commands = steps.filter((s) => s.command);
+  const others = steps.filter((s) => !s.command).sort((a, b) => firstAt(a) - firstAt(b));
+  const out: SagaStep[] = [];
+  let o = 0;
+  for (const step of commands) {
+    while (o < others.length && firstAt(others[o]!) < firstAt(step)) out.push(others[o++]!);
+    out.push(step);
+  }
+  return [...out, ...others.slice(o)];
 }
 
 function firstAt(step: SagaStep): number {

@@ -19,6 +19,8 @@ const t = initTRPC.context<Context>().create({
         ...shape.data,
         // stable domain code for the UI's plain-words message (e.g. CRM_BOOKING_PROPERTY_OBJECT_BUSY)
         domainCode: isAppError(cause) ? cause.code : error.code === 'BAD_REQUEST' && cause instanceof ZodError ? 'VALIDATION_ERROR' : null,
+        // the missed deadline of a booking the expiry worker closed (CRM_BOOKING_RESERVE_EXPIRED / _BOOKING_EXPIRED), ISO
+        deadline: isAppError(cause) && typeof cause.details?.deadline === 'string' ? cause.details.deadline : undefined,
         zodIssues: cause instanceof ZodError ? cause.issues.map((i) => ({ path: i.path.map(String), message: i.message })) : undefined,
         stack: undefined,
       },

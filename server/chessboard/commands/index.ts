@@ -1,5 +1,6 @@
 /** The chessboard's write side: commands of (tx, input), for the router, the seed and imports. */
 export { releaseHoldManually, type ReleaseHoldManuallyInput } from './release-hold-manually';
+export { reholdForCrmBooking, type CrmActiveBooking, type ReholdForCrmBookingInput } from './rehold-for-crm-booking';
 export { setPropertyObjectHidden, type SetPropertyObjectHiddenInput } from './set-property-object-hidden';
 export { upsertProject, type UpsertProjectInput } from './upsert-project';
 export { upsertBuilding, type UpsertBuildingInput } from './upsert-building';

@@ -18,8 +18,14 @@ export type CancelBookingInput = z.infer<typeof cancelBookingInput>;
  * Compensation: booking-cancelled → chessboard releases the object; the deal goes back to Application.
  * An agent cancels only the bookings it created.
  */
-export async function cancelBookingCommand(tx: Tx, input: CancelBookingInput, ctx: CommandContext): Promise<BookingRecord> {
-  return withIdempotency(tx, ctx, 'booking.cancel', input, async () => {
+export async function cancelBookingCommand(
+  tx: Tx,
+  input: CancelBookingInput,
+  ctx: CommandContext,
+  /** 'booking.cancelInRepair': run by ops from a repair (manual release, reconciliation) */
+  command: 'booking.cancel' | 'booking.cancelInRepair' = 'booking.cancel',
+): Promise<BookingRecord> {
+  return withIdempotency(tx, ctx, command, input, async () => {
     const { booking, deal } = await lockBookingWithDeal(tx, ctx, input.bookingId, input.expectedVersion);
     if (ctx.actor.role === 'agent' && booking.createdBy !== ctx.actor.userId) {
       throw crmError('CRM_BOOKING_NOT_OWNER', 'An agent may cancel only the bookings it created', { bookingId: booking.id });

@@ -8,7 +8,7 @@ import { authorize, crmTenantScope, type CrmCommandName } from '../permissions';
 import { crmError } from '../errors';
 import { bookingPrograms, bookings, bookingTimeline, deals, idempotencyKeys } from '../schema';
 import type { BookingRecord, BookingTransition, ProgramTerms } from '../booking';
-import { ACTIVE_STATUSES } from '../booking';
+import { ACTIVE_STATUSES, expiredError } from '../booking';
 import type { DealChange, DealRecord } from '../deal';
 
 /** What every crm command gets besides its input: who, which request, and the clock (tests pass `now`). */
@@ -17,12 +17,26 @@ export interface CommandContext {
   /** flows into outbox rows and timeline rows; must be a uuid (the envelope requires it) */
   correlationId: string;
   now: Date;
+  /**
+   * true when `now` is the wall clock (not a test's fixed instant): the lock helpers then take `now`
+   * again once they hold the row lock, so a transition's time is never earlier than the one it waited for
+   */
+  liveClock?: boolean;
   /** set by `withIdempotency` when the result is a stored replay (the router then skips metrics) */
   replayed?: boolean;
 }
 
-export function commandContext(actor: Actor, correlationId: string, now: Date = new Date()): CommandContext {
-  return { actor, correlationId: z.uuid().safeParse(correlationId).success ? correlationId : randomUUID(), now };
+export function commandContext(actor: Actor, correlationId: string, now?: Date): CommandContext {
+  return { actor, correlationId: z.uuid().safeParse(correlationId).success ? correlationId : randomUUID(), now: now ?? new Date(), liveClock: now === undefined };
+}
+
+/**
+ * Ordered history: the transition's time is read under the row lock. A command that waited for the
+ * lock of a booking (or its deal) takes its `now` after the waiting, so a cancel queued behind a confirm
+ * never closes the booking before it was booked (closedAt ≥ bookedAt, timeline times follow versions).
+ */
+function clockUnderLock(ctx: CommandContext): void {
+  if (ctx.liveClock) ctx.now = new Date(Math.max(Date.now(), ctx.now.getTime()));
 }
 
 // ---- input building blocks (strict objects, bounded strings, uuids) --------------------------------
@@ -55,8 +69,14 @@ function bookingNotFound(bookingId: string): never {
   throw crmError('CRM_BOOKING_NOT_FOUND', 'No such booking', { bookingId });
 }
 
+/**
+ * A stale expectedVersion. When what changed the booking meanwhile was the expiry worker, the caller
+ * lost the race with booking-expiration: answer that domain reason with the missed deadline (the user
+ * can do nothing with "changed by someone else, try again" — a retry is refused anyway).
+ */
 function checkExpectedVersion(booking: BookingRecord, expectedVersion: number | undefined): void {
   if (expectedVersion !== undefined && booking.version !== expectedVersion) {
+    if (booking.status === 'ReserveExpired' || booking.status === 'BookingExpired') expiredError(booking);
     throw crmError('CRM_BOOKING_VERSION_CONFLICT', 'The booking has changed since you loaded it', {
       bookingId: booking.id,
       expectedVersion,
@@ -73,6 +93,7 @@ export async function lockBooking(tx: Tx, ctx: CommandContext, bookingId: string
     .where(and(eq(bookings.id, bookingId), tenantFilter(ctx.actor, bookings.tenantId)))
     .for('update');
   if (!booking) bookingNotFound(bookingId);
+  clockUnderLock(ctx);
   checkExpectedVersion(booking, expectedVersion);
   return booking;
 }
@@ -102,6 +123,7 @@ export async function lockDeal(tx: Tx, ctx: CommandContext, dealId: string): Pro
     .where(and(eq(deals.id, dealId), tenantFilter(ctx.actor, deals.tenantId)))
     .for('update');
   if (!deal) throw crmError('CRM_DEAL_NOT_FOUND', 'No such deal', { dealId });
+  clockUnderLock(ctx);
   return deal;
 }
 

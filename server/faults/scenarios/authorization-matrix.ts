@@ -142,6 +142,10 @@ const CASES: Case[] = [
     setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),
     input: (fx) => ({ action: 'manual_release', propertyObjectId: fx.ids.objectId, reason: 'matrix' }),
   },
+  {
+    path: 'ops.dashboard.repairDivergence', allowed: OPS, setup: booking('booked'),
+    input: (fx) => ({ action: 'cancel_booking', bookingId: fx.ids.bookingId, reason: 'matrix' }),
+  },
 ];
 
 export interface MatrixResult { calls: number; leaks: string[]; mismatches: string[] }

@@ -1,5 +1,4 @@
 import type { Actor } from '../../auth/actor';
-import { releaseHoldManually } from '../../chessboard/commands';
 import { createJobs } from '../../jobs';
 import type { Database, Tx } from '../../platform/db';
 import type { Env } from '../../platform/env';
@@ -7,6 +6,7 @@ import { AppError } from '../../platform/errors';
 import { runJobCycle, type JobRunResult } from '../../platform/jobs/run-log';
 import type { JobName } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
+import { releaseHoldChecked, type CrmBookingChoice } from '../booking-repairs';
 import { auditLog, jobControls } from '../schema';
 import { opsKafka } from './kafka-admin';
 
@@ -79,12 +79,13 @@ export async function setJobPaused(
 
 /**
  * Runbook "manual release of a stuck hold": the chessboard's releaseHoldManually (status_source Manual;
- * status-changed event, status history, hold_releases and the audit record in one transaction).
- * Refused with CHESSBOARD_PROPERTY_OBJECT_NOT_HELD when the object is no longer held.
+ * status-changed event, status history, hold_releases and the audit record in one transaction), through
+ * releaseHoldChecked: an active crm booking of the object needs the operator's choice (cancel it too, or
+ * a recorded divergence). Refused with CHESSBOARD_PROPERTY_OBJECT_NOT_HELD when the object is no longer held.
  */
 export async function releaseStuckHold(
   tx: Tx,
-  input: { propertyObjectId: string; reason: string; actor: Actor; correlationId?: string; now?: Date },
+  input: { propertyObjectId: string; reason: string; crmBooking?: CrmBookingChoice; actor: Actor; correlationId?: string; now?: Date },
 ) {
-  return releaseHoldManually(tx, input);
+  return releaseHoldChecked(tx, input);
 }

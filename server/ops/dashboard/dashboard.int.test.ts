@@ -266,6 +266,8 @@ describe('authorization', () => {
     () => c.discardDlq({ topic: 'x.dlq', partition: 0, offset: 0, reason: 'x' }),
     () => c.repairReconciliation({ action: 'republish', bookingId: randomUUID(), reason: 'x' }),
     () => c.repairReconciliation({ action: 'manual_release', propertyObjectId: randomUUID(), reason: 'x' }),
+    () => c.repairDivergence({ action: 'rehold', bookingId: randomUUID(), reason: 'x' }),
+    () => c.repairDivergence({ action: 'cancel_booking', bookingId: randomUUID(), reason: 'x' }),
   ];
 
   it('viewer and PIN manager read every page; their actions answer FORBIDDEN and change nothing', async () => {

@@ -3,6 +3,7 @@ import type { Database } from '../../platform/db';
 import type { Env } from '../../platform/env';
 import { JOB_NAMES } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
+import { runReconciliation } from '../reconciliation';
 import { evaluateAlerts, THRESHOLDS, type Alert } from './alerts';
 import { getDlqSizes, type DlqGroupSize } from './dlq';
 import { consumerGroups, consumerLag, dlqTopicOffsets, type GroupLag } from './kafka-admin';
@@ -44,6 +45,7 @@ export interface Overview {
   kafkaError: string | null;
   delisted: DelistedBacklog;
   jobs: JobStatus[];
+  /** the same report as the reconciliation page (runReconciliation, same scope and settle window), read now */
   reconciliation: { at: Date; total: number; byKind: Record<string, number> } | null;
   alerts: Alert[];
   thresholds: typeof THRESHOLDS;
@@ -78,7 +80,7 @@ export async function getOverview(
 ): Promise<Overview> {
   const { db } = deps.database;
   const now = input.now ?? new Date();
-  const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, controls] = await Promise.all([
+  const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, controls, report] = await Promise.all([
     getStuckHoldsSummary(db, { now, graceMs: deps.env.HOLD_EXPIRATION_GRACE_MS, scope: input.scope }),
     getLostReleaseCounts(db, { now, scope: input.scope }),
     getHoldMismatchCounts(db, { now, scope: input.scope }),
@@ -86,6 +88,8 @@ export async function getOverview(
     getDelistedBacklog(db, { cutoff: new Date(now.getTime() - deps.env.DELISTED_RETENTION_PERIOD_MS) }),
     lastJobRuns(db),
     jobControls(db),
+    // one query for both screens: the overview counts exactly what the reconciliation page lists
+    runReconciliation(db, { now, scope: input.scope }),
   ]);
 
   let consumers: ConsumerGroupStatus[] | null = null;
@@ -110,11 +114,7 @@ export async function getOverview(
     lastRun: runs.get(name)?.last ?? null,
     lastSucceededAt: runs.get(name)?.lastSucceededAt ?? null,
   }));
-  const recon = runs.get('reconciliation');
-  const reconSummary = recon?.last.status === 'succeeded' ? recon.last.summary : null;
-  const reconciliation = reconSummary && input.scope === null
-    ? { at: recon!.last.startedAt, total: Number(reconSummary.Total ?? 0), byKind: (reconSummary.ByKind ?? {}) as Record<string, number> }
-    : null;
+  const reconciliation = { at: report.asOf, total: report.total, byKind: report.counts as Record<string, number> };
 
   const delistedTotal = delisted.propertyObjects.all + delisted.projects.all;
   const samples: Samples = {

@@ -3,6 +3,7 @@ import { tenantScope } from '../../auth/actor';
 import { getDelistedBacklog, getNextRetentionCandidates } from '../../catalog/queries';
 import { JOB_NAMES } from '../../platform/jobs/types';
 import { roleProcedure, router } from '../../trpc/init';
+import { cancelBookingInRepair, CRM_BOOKING_CHOICES, reholdBooking } from '../booking-repairs';
 import { republishBookingEvent, releaseForReconciliation, runReconciliation, setReconciliationGauge } from '../reconciliation';
 import { releaseStuckHold, runJobNow, setJobPaused } from './commands';
 import { discardDlqMessage, getDlqSizes, listDlqMessages, requeueDlqMessage, syncDlqThrottled } from './dlq';
@@ -148,7 +149,7 @@ export const opsDashboardRouter = router({
   /* ---- actions (ops only) ---------------------------------------------------------------- */
 
   releaseHold: actProcedure
-    .input(z.object({ propertyObjectId: z.uuid(), reason }))
+    .input(z.object({ propertyObjectId: z.uuid(), reason, crmBooking: z.enum(CRM_BOOKING_CHOICES).optional() }))
     .mutation(({ ctx, input }) =>
       ctx.database.db.transaction((tx) => releaseStuckHold(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId }))),
 
@@ -176,13 +177,28 @@ export const opsDashboardRouter = router({
   repairReconciliation: actProcedure
     .input(z.discriminatedUnion('action', [
       z.object({ action: z.literal('republish'), bookingId: z.uuid(), reason }),
-      z.object({ action: z.literal('manual_release'), propertyObjectId: z.uuid(), reason }),
+      z.object({ action: z.literal('manual_release'), propertyObjectId: z.uuid(), reason, crmBooking: z.enum(CRM_BOOKING_CHOICES).optional() }),
     ]))
     .mutation(({ ctx, input }) =>
       ctx.database.db.transaction(async (tx) => {
+        const by = { reason: input.reason, actor: ctx.actor, correlationId: ctx.correlationId };
         if (input.action === 'republish') {
-          return { action: input.action, ...(await republishBookingEvent(tx, { bookingId: input.bookingId, reason: input.reason, actor: ctx.actor, correlationId: ctx.correlationId })) };
+          return { action: input.action, ...(await republishBookingEvent(tx, { bookingId: input.bookingId, ...by })) };
         }
-        return { action: input.action, ...(await releaseForReconciliation(tx, { propertyObjectId: input.propertyObjectId, reason: input.reason, actor: ctx.actor, correlationId: ctx.correlationId })) };
+        return { action: input.action, ...(await releaseForReconciliation(tx, { propertyObjectId: input.propertyObjectId, crmBooking: input.crmBooking, ...by })) };
+      })),
+
+  /** The two repairs of a divergence (object Free in chessboard, crm booking active): hold it again, or cancel the booking. */
+  repairDivergence: actProcedure
+    .input(z.object({ action: z.enum(['rehold', 'cancel_booking']), bookingId: z.uuid(), reason }))
+    .mutation(({ ctx, input }) =>
+      ctx.database.db.transaction(async (tx) => {
+        const by = { bookingId: input.bookingId, reason: input.reason, actor: ctx.actor, correlationId: ctx.correlationId };
+        if (input.action === 'rehold') {
+          const r = await reholdBooking(tx, by);
+          return { action: input.action, bookingId: r.bookingId, propertyObjectId: r.propertyObjectId, objectStatus: r.toStatus, bookingStatus: null };
+        }
+        const r = await cancelBookingInRepair(tx, by);
+        return { action: input.action, bookingId: r.bookingId, propertyObjectId: r.propertyObjectId, objectStatus: null, bookingStatus: r.bookingStatus };
       })),
 });

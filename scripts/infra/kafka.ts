@@ -31,7 +31,8 @@ import { Kafka, logLevel } from 'kafkajs';
 export interface LocalKafka {
   /** `host:port` of the PLAINTEXT listener, usable as KAFKA_BROKERS. */
   brokers: string;
-  stop(): Promise<void>;
+  /** SIGTERM (controlled shutdown), SIGKILL after `timeoutMs` (default: the start option, else 15 s) */
+  stop(timeoutMs?: number): Promise<void>;
 }
 
 export interface StartLocalKafkaOptions {
@@ -43,6 +44,8 @@ export interface StartLocalKafkaOptions {
   log?: (line: string) => void;
   /** Delete `dataDir` first, i.e. start with an empty cluster. */
   fresh?: boolean;
+  /** How long `stop()` waits for the controlled shutdown before it kills the broker (default 15 s). */
+  stopTimeoutMs?: number;
 }
 
 /**
@@ -136,20 +139,24 @@ export async function startLocalKafka(opts: StartLocalKafkaOptions): Promise<Loc
   log(`Kafka ready on ${brokers} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
 
   let stopping: Promise<void> | undefined;
+  const defaultStopTimeoutMs = opts.stopTimeoutMs ?? STOP_TIMEOUT_MS;
   return {
     brokers,
-    stop() {
+    stop(timeoutMs?: number) {
+      const stopTimeoutMs = timeoutMs ?? defaultStopTimeoutMs;
       stopping ??= (async () => {
+        // a broker that is gone before anyone stopped it (a signal from elsewhere, a crash) is said so
+        if (exitInfo) log(`broker had already exited (${exitInfo}) before it was stopped`);
         if (!exitInfo) {
           child.kill('SIGTERM'); // controlled shutdown: flushes logs, no recovery on next start
           let timer: NodeJS.Timeout | undefined;
           const timedOut = await Promise.race([
             exited.then(() => false),
-            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS))),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), stopTimeoutMs))),
           ]);
           clearTimeout(timer); // a pending 15 s timer would keep the caller's process alive
           if (timedOut) {
-            log(`broker did not stop within ${STOP_TIMEOUT_MS / 1000} s, killing it`);
+            log(`broker did not stop within ${stopTimeoutMs / 1000} s, killing it`);
             child.kill('SIGKILL');
             await exited;
           }

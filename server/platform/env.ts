@@ -15,6 +15,13 @@ export const envSchema = z.object({
     .regex(/^[^,\s:]+:\d+(,[^,\s:]+:\d+)*$/, 'comma-separated host:port list'),
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, . _ -').default(''),
   KAFKA_CLIENT_ID: z.string().default('pin-booking'),
+  // topics (`npm run kafka:topics`, server/platform/kafka/topics.ts): a local single broker takes 3 / 1 / 1;
+  // a production cluster 3 brokers or more, KAFKA_REPLICATION_FACTOR=3, KAFKA_MIN_INSYNC_REPLICAS=2
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
+  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
+  KAFKA_MIN_INSYNC_REPLICAS: z.coerce.number().int().min(1).max(10).default(1),
+  /** web and worker: how long a process may take on SIGTERM/SIGINT to finish what it holds before it exits anyway */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SESSION_SECRET: z.string().min(32, 'at least 32 characters').default('dev-only-session-secret-change-me-in-production!!'),
@@ -72,7 +79,12 @@ export class EnvError extends Error {
 
 /** Parses the environment; throws EnvError whose message is one line per bad variable. */
 export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
-  const result = envSchema.safeParse(source);
+  return parseEnvWith(envSchema, source);
+}
+
+/** `parseEnv` with another schema (e.g. a pick of `envSchema` for a command that needs only Kafka). */
+export function parseEnvWith<S extends z.ZodType>(schema: S, source: Record<string, string | undefined> = process.env): z.infer<S> {
+  const result = schema.safeParse(source);
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => {
     const name = issue.path.join('.') || '(environment)';

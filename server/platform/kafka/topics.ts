@@ -97,3 +97,169 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `npm run kafka:topics` and the start-up check of web and worker
+
+export interface TopicSettings {
+  prefix: string;
+  partitions: number;
+  replicationFactor: number;
+  minInsyncReplicas: number;
+}
+
+/** What `reconcileTopics` found and did, per topic. */
+export type TopicAction =
+  | { topic: string; action: 'created'; partitions: number; replicationFactor: number; minInsyncReplicas: number }
+  | { topic: string; action: 'partitions-added'; from: number; to: number }
+  | { topic: string; action: 'config-changed'; key: 'min.insync.replicas'; from: string | null; to: string }
+  | { topic: string; action: 'unchanged'; note?: string }
+  | { topic: string; action: 'problem'; problem: string };
+
+export interface TopicReport {
+  actions: TopicAction[];
+  created: number;
+  changed: number;
+  unchanged: number;
+  problems: number;
+}
+
+const MIN_ISR = 'min.insync.replicas';
+// kafkajs's ConfigResourceTypes.TOPIC; DescribeConfigs' configSource 1 = DYNAMIC_TOPIC_CONFIG (set on the topic)
+const TOPIC_RESOURCE = 2;
+const DYNAMIC_TOPIC_CONFIG = 1;
+
+/**
+ * Creates or verifies every topic and DLQ of the system (`allTopicNames(prefix)`) against `settings`:
+ * a missing topic is created with its partitions, replication factor and min.insync.replicas; an
+ * existing one gets partitions added (never removed: that would move keys between partitions) and its
+ * min.insync.replicas set (the other settings set on the topic are kept). A replication factor that
+ * differs cannot be changed by this command (it needs a partition reassignment) and is reported as a
+ * problem, as is a topic that could not be created. Idempotent: a second run changes nothing.
+ */
+export async function reconcileTopics(admin: Admin, settings: TopicSettings): Promise<TopicReport> {
+  if (settings.minInsyncReplicas > settings.replicationFactor) {
+    throw new Error(`${MIN_ISR} (${settings.minInsyncReplicas}) cannot exceed the replication factor (${settings.replicationFactor})`);
+  }
+  const wanted = allTopicNames(settings.prefix);
+  const actions: TopicAction[] = [];
+  const existing = new Set(await admin.listTopics());
+  const missing = wanted.filter((t) => !existing.has(t));
+  const present = wanted.filter((t) => existing.has(t));
+
+  if (missing.length > 0) {
+    try {
+      await admin.createTopics({
+        waitForLeaders: false,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: settings.partitions,
+          replicationFactor: settings.replicationFactor,
+          configEntries: [{ name: MIN_ISR, value: String(settings.minInsyncReplicas) }],
+        })),
+      });
+      await waitForLeaders(admin, missing);
+      for (const topic of missing) {
+        actions.push({ topic, action: 'created', partitions: settings.partitions, replicationFactor: settings.replicationFactor, minInsyncReplicas: settings.minInsyncReplicas });
+      }
+    } catch (error) {
+      const detail = describeKafkaError(error);
+      // another process may have created some of them meanwhile: report per topic what is there now
+      const now = new Set(await admin.listTopics());
+      for (const topic of missing) {
+        if (now.has(topic)) present.push(topic);
+        else actions.push({ topic, action: 'problem', problem: `could not be created: ${detail}` });
+      }
+    }
+  }
+
+  if (present.length > 0) {
+    const { topics: metadata } = await admin.fetchTopicMetadata({ topics: present });
+    const byName = new Map(metadata.map((m) => [m.name, m]));
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: present.map((name) => ({ type: TOPIC_RESOURCE, name })),
+    });
+    const configOf = new Map(configs.resources.map((r) => [r.resourceName, r.configEntries]));
+    for (const topic of present) {
+      const partitions = byName.get(topic)?.partitions ?? [];
+      const replicationFactor = Math.max(0, ...partitions.map((p) => p.replicas.length));
+      const notes: string[] = [];
+      if (replicationFactor !== settings.replicationFactor) {
+        actions.push({
+          topic,
+          action: 'problem',
+          problem: `replication factor is ${replicationFactor}, configured ${settings.replicationFactor}: change it with a partition reassignment (kafka-reassign-partitions.sh), this command does not move replicas; the topic was left as it is`,
+        });
+        // its min.insync.replicas is not touched either: above the actual replica count it would refuse every acks=all write
+        continue;
+      }
+      if (partitions.length < settings.partitions) {
+        await admin.createPartitions({ topicPartitions: [{ topic, count: settings.partitions }] });
+        actions.push({ topic, action: 'partitions-added', from: partitions.length, to: settings.partitions });
+      } else if (partitions.length > settings.partitions) {
+        notes.push(`has ${partitions.length} partitions, more than the configured ${settings.partitions}; left as they are`);
+      }
+      const entries = configOf.get(topic) ?? [];
+      const minIsr = entries.find((e) => e.configName === MIN_ISR);
+      const wantedIsr = String(settings.minInsyncReplicas);
+      if (minIsr?.configValue !== wantedIsr) {
+        // AlterConfigs replaces the topic's whole set of dynamic settings: keep the others as they are
+        const kept = entries
+          .filter((e) => e.configName !== MIN_ISR && (e as { configSource?: number }).configSource === DYNAMIC_TOPIC_CONFIG && !e.isSensitive)
+          .map((e) => ({ name: e.configName, value: e.configValue }));
+        await admin.alterConfigs({
+          validateOnly: false,
+          resources: [{ type: TOPIC_RESOURCE, name: topic, configEntries: [...kept, { name: MIN_ISR, value: wantedIsr }] }],
+        });
+        actions.push({ topic, action: 'config-changed', key: MIN_ISR, from: minIsr?.configValue ?? null, to: wantedIsr });
+      }
+      if (!actions.some((a) => a.topic === topic)) actions.push({ topic, action: 'unchanged', ...(notes.length ? { note: notes.join('; ') } : {}) });
+    }
+  }
+
+  const order = new Map(wanted.map((t, i) => [t, i]));
+  actions.sort((a, b) => order.get(a.topic)! - order.get(b.topic)!);
+  const topicsWith = (pred: (a: TopicAction) => boolean) => new Set(actions.filter(pred).map((a) => a.topic)).size;
+  return {
+    actions,
+    created: topicsWith((a) => a.action === 'created'),
+    changed: topicsWith((a) => a.action === 'partitions-added' || a.action === 'config-changed'),
+    unchanged: topicsWith((a) => a.action === 'unchanged'),
+    problems: topicsWith((a) => a.action === 'problem'),
+  };
+}
+
+/** One line per action, for the operator. */
+export function formatTopicAction(a: TopicAction): string {
+  switch (a.action) {
+    case 'created':
+      return `created    ${a.topic} (${a.partitions} partitions, replication factor ${a.replicationFactor}, ${MIN_ISR}=${a.minInsyncReplicas})`;
+    case 'partitions-added':
+      return `partitions ${a.topic}: ${a.from} -> ${a.to}`;
+    case 'config-changed':
+      return `config     ${a.topic}: ${a.key} ${a.from ?? '(broker default)'} -> ${a.to}`;
+    case 'unchanged':
+      return `ok         ${a.topic}${a.note ? ` (${a.note})` : ''}`;
+    case 'problem':
+      return `PROBLEM    ${a.topic}: ${a.problem}`;
+  }
+}
+
+/** The system's topics (prefixed) that the broker does not have. */
+export async function findMissingTopics(admin: Admin, prefix: string): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  return allTopicNames(prefix).filter((t) => !existing.has(t));
+}
+
+/** The one line web and worker print before they exit when topics are missing. */
+export function missingTopicsLine(missing: string[]): string {
+  return `Kafka topic${missing.length > 1 ? 's' : ''} missing: ${missing.join(', ')} — create ${missing.length > 1 ? 'them' : 'it'} with \`npm run kafka:topics\` (same KAFKA_BROKERS and KAFKA_TOPIC_PREFIX)`;
+}
+
+function describeKafkaError(error: unknown): string {
+  const e = error as { message?: string; type?: string; errors?: unknown[]; topicErrors?: unknown[] };
+  const nested = (e.topicErrors ?? e.errors ?? []) as { type?: string; message?: string }[];
+  const first = nested.find((n) => n?.type || n?.message);
+  return [e.type ?? e.message, first ? (first.type ?? first.message) : null].filter(Boolean).join(': ') || String(error);
+}

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   await buildWeb(env, log, process.argv.includes('--rebuild'));
   const procs: Proc[] = [
     startProcess('worker', bin('tsx'), ['server/worker.ts'], env),
-    startProcess('web', bin('next'), ['start', '-p', String(port), '-H', '127.0.0.1'], env),
+    startProcess('web', bin('tsx'), ['scripts/web-server.ts', '-p', String(port), '-H', '127.0.0.1'], env),
   ];
   let stopping = false;
   const stop = async (code = 0) => {

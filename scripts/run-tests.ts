@@ -71,7 +71,7 @@ async function main(): Promise<number> {
       const logDir = path.join(DATA_DIR, 'e2e-logs');
       fs.mkdirSync(logDir, { recursive: true });
       procs.push(startProcess('worker', bin('tsx'), ['server/worker.ts'], env, path.join(logDir, 'worker.log')));
-      procs.push(startProcess('web', bin('next'), ['start', '-p', String(port), '-H', '127.0.0.1'], env, path.join(logDir, 'web.log')));
+      procs.push(startProcess('web', bin('tsx'), ['scripts/web-server.ts', '-p', String(port), '-H', '127.0.0.1'], env, path.join(logDir, 'web.log')));
       await waitForHttp(`http://127.0.0.1:${port}/api/health`, 120_000, log);
       log(`web on http://127.0.0.1:${port}; running Playwright in Debian Chromium`);
       const report = path.join(DATA_DIR, 'playwright-report.json');

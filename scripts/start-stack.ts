@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   // node with tsx's loader, not the tsx CLI: the CLI SIGKILLs its child when a relayed SIGTERM is not
   // acknowledged within 30 ms, which would cut the worker's shutdown short on a busy machine
   const procs: Proc[] = [startProcess('worker', process.execPath, ['--import', 'tsx', 'server/worker.ts'], env)];
-  if (withWeb) procs.push(startProcess('web', bin('next'), ['start', '-p', String(port), '-H', '127.0.0.1'], env));
+  if (withWeb) procs.push(startProcess('web', process.execPath, ['--import', 'tsx', 'scripts/web-server.ts', '-p', String(port), '-H', '127.0.0.1'], env));
   let stopping = false;
   const stop = async (code = 0) => {
     if (stopping) return;

@@ -1,6 +1,6 @@
 'use client';
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError } from '@trpc/client';
 import { useState } from 'react';
 import superjson from 'superjson';
 import type { AppRouter } from '@/server/trpc/root';
@@ -36,7 +36,14 @@ export function Providers({ children }: { children: React.ReactNode }) {
   const [queryClient] = useState(makeQueryClient);
   const [trpcClient] = useState(() =>
     createTRPCClient<AppRouter>({
-      links: [httpBatchLink({ url: '/api/trpc', transformer: superjson, maxURLLength: 4000 })],
+      links: [
+        splitLink({
+          // the server refuses auth.signIn inside a batch (one request, one attempt)
+          condition: (op) => op.path === 'auth.signIn',
+          true: httpLink({ url: '/api/trpc', transformer: superjson }),
+          false: httpBatchLink({ url: '/api/trpc', transformer: superjson, maxURLLength: 4000, maxItems: 10 }),
+        }),
+      ],
     }),
   );
   return (

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import superjson from 'superjson';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resetEnvCache } from '../platform/env';
+import { loginAttempts } from '../ops/schema';
 import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { markPeerAddressStamped, PEER_ADDRESS_HEADER } from './client-ip';
 import { SIGN_IN_LIMITS } from './sign-in';
 
 /**
- * The per-IP sign-in limit through the sign-in route (app/api/auth/sign-in, in this process on a test
- * database): a client that writes a new address into X-Forwarded-For on every attempt is still counted
- * by the address the proxy appended, and another client behind the same proxy is not affected.
+ * The per-address sign-in limit through the real route handlers (app/api/auth/sign-in and
+ * app/api/trpc, in this process on a test database). Default configuration (no proxy): the counted
+ * address is the socket's, written by our web server; X-Forwarded-For is not read, so a client that
+ * invents a new one per attempt is still counted as itself.
  */
 let t: TestContext;
 let restore: (() => Promise<void>) | undefined;
@@ -19,26 +25,70 @@ afterAll(async () => {
   await restore?.();
   await t?.close();
 });
+/** The route handlers' services again, with the environment as it is now (their env is read once). */
+async function freshServices(): Promise<void> {
+  const g = globalThis as { __pinServices?: { database: { close(): Promise<void> } } };
+  await g.__pinServices?.database.close();
+  delete g.__pinServices;
+  resetEnvCache();
+}
+afterEach(async () => {
+  markPeerAddressStamped(false);
+  delete process.env.TRUSTED_PROXY_HOPS;
+  await freshServices();
+});
 
-async function attempt(forwardedFor: string): Promise<string> {
+async function formAttempt(headers: Record<string, string>): Promise<string> {
   const { POST } = await import('@/app/api/auth/sign-in/route');
   const body = new URLSearchParams({ email: `nobody-${randomUUID()}@test.local`, password: 'wrong-password' });
   const res = await POST(new Request('http://localhost/api/auth/sign-in', {
     method: 'POST',
-    headers: { host: 'localhost', origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': forwardedFor },
+    headers: { host: 'localhost', origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body,
   }));
   expect(res.status).toBe(303);
   return new URL(res.headers.get('location')!, 'http://localhost').searchParams.get('error') ?? '';
 }
 
+const forgedXff = () => `198.51.100.${Math.floor(Math.random() * 250)}`;
+
 describe('sign-in limit per client address', () => {
-  it('a forged X-Forwarded-For prefix does not reset the per-IP count; the proxy-appended address is counted', async () => {
-    const forged = () => `198.51.100.${Math.floor(Math.random() * 250)}, 203.0.113.50`;
-    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerIp; i++) expect(await attempt(forged())).toBe('AUTH_INVALID_CREDENTIALS');
-    expect(await attempt(forged())).toBe('AUTH_RATE_LIMITED');
-    expect(await attempt('203.0.113.50')).toBe('AUTH_RATE_LIMITED');
-    // another client behind the same proxy
-    expect(await attempt('198.51.100.7, 203.0.113.51')).toBe('AUTH_INVALID_CREDENTIALS');
+  it('no proxy (default): X-Forwarded-For is ignored, the socket address written by the web server is counted', async () => {
+    markPeerAddressStamped();
+    const peer = { [PEER_ADDRESS_HEADER]: '203.0.113.50' };
+    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAddress; i++) {
+      expect(await formAttempt({ ...peer, 'x-forwarded-for': forgedXff() })).toBe('AUTH_INVALID_CREDENTIALS');
+    }
+    expect(await formAttempt({ ...peer, 'x-forwarded-for': forgedXff() })).toBe('AUTH_RATE_LIMITED');
+    // another client (another socket address) is not affected
+    expect(await formAttempt({ [PEER_ADDRESS_HEADER]: '203.0.113.51', 'x-forwarded-for': '203.0.113.50' })).toBe('AUTH_INVALID_CREDENTIALS');
+    const ips = await t.database.db.selectDistinct({ ip: loginAttempts.ip }).from(loginAttempts);
+    expect(ips.map((r) => r.ip).sort()).toEqual(['203.0.113.50', '203.0.113.51']);
+  }, 60_000);
+
+  it('behind one appending proxy (TRUSTED_PROXY_HOPS=1): the entry the proxy appended is counted, not the forged prefix', async () => {
+    process.env.TRUSTED_PROXY_HOPS = '1';
+    await freshServices();
+    const forged = () => `${forgedXff()}, 203.0.113.60`;
+    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAddress; i++) expect(await formAttempt({ 'x-forwarded-for': forged() })).toBe('AUTH_INVALID_CREDENTIALS');
+    expect(await formAttempt({ 'x-forwarded-for': forged() })).toBe('AUTH_RATE_LIMITED');
+    expect(await formAttempt({ 'x-forwarded-for': '198.51.100.7, 203.0.113.61' })).toBe('AUTH_INVALID_CREDENTIALS');
+  }, 60_000);
+});
+
+describe('auth.signIn over HTTP', () => {
+  it('a batch of sign-ins is refused whole: no argon2 check, no attempt recorded', async () => {
+    markPeerAddressStamped();
+    const { POST } = await import('@/app/api/trpc/[trpc]/route');
+    const n = 5;
+    const body = Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i), superjson.serialize({ email: `batch-${i}@test.local`, password: 'x' })]));
+    const res = await POST(new Request(`http://localhost/api/trpc/${Array(n).fill('auth.signIn').join(',')}?batch=1`, {
+      method: 'POST',
+      headers: { host: 'localhost', origin: 'http://localhost', 'content-type': 'application/json', [PEER_ADDRESS_HEADER]: '203.0.113.70' },
+      body: JSON.stringify(body),
+    }));
+    const answers = (await res.json()) as Array<{ error?: { json: { data: { domainCode: string } } } }>;
+    expect(answers.map((a) => a.error?.json.data.domainCode)).toEqual(Array(n).fill('AUTH_SIGN_IN_BATCHED'));
+    expect(await t.database.db.select().from(loginAttempts).where(eq(loginAttempts.ip, '203.0.113.70'))).toEqual([]);
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { AppError } from '../platform/errors';
 import { authedProcedure, publicProcedure, router } from '../trpc/init';
 import { clearSessionCookie, deleteSession, sessionCookie } from './session';
 import { loadUserProfile, signIn, userNames } from './sign-in';
@@ -11,7 +12,12 @@ const signInInput = z.object({
 
 /** Sign-in, sign-out and the current user. Sessions live in auth.sessions; the cookie holds only a random token. */
 export const authRouter = router({
+  /**
+   * Never in a batch: one HTTP request is one sign-in attempt (the client sends it over a link of its
+   * own), so a request cannot carry a pile of guesses past the per-request checks in front of the API.
+   */
   signIn: publicProcedure.input(signInInput).mutation(async ({ ctx, input }) => {
+    if (ctx.batched) throw new AppError('AUTH_SIGN_IN_BATCHED', 'BAD_REQUEST', 'Sign in with a request of its own, not in a batch');
     const { user, token, expiresAt } = await signIn(ctx.database.db, {
       email: input.email,
       password: input.password,

@@ -6,7 +6,7 @@ import { createCaller } from '../trpc/root';
 import { isAppError } from '../platform/errors';
 import { loginAttempts } from '../ops/schema';
 import { createSession, resolveSession } from './session';
-import { emailHashOf, SIGN_IN_LIMITS, signIn } from './sign-in';
+import { emailHashOf, progressiveDelayMs, SIGN_IN_LIMITS, signIn } from './sign-in';
 import { insertTenant, insertUser, TEST_PASSWORD } from './test-fixtures';
 import { eq } from 'drizzle-orm';
 
@@ -82,47 +82,61 @@ describe('auth.signIn', () => {
     expect(rows.map((r) => r.success)).toEqual([false]);
   });
 
-  it('rate-limits an account after 5 failures in 15 minutes, even with the right password, and lets it in after the window', async () => {
+  it('refuses one account from one address after 5 failures in 15 minutes, even with the right password; the real user from their own address is let in', async () => {
     const user = await insertUser(t.database.db, 'viewer', await insertTenant(t.database.db));
     const start = new Date('2030-01-01T10:00:00Z');
-    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAccount; i++) {
-      const ip = `10.1.0.${i}`; // different IPs: the account limit, not the IP limit, applies
-      await expect(signIn(t.database.db, { email: user.email, password: 'nope', ip, ttlHours: 1, now: new Date(start.getTime() + i * 1000) }))
+    const at = (s: number) => new Date(start.getTime() + s * 1000);
+    const attacker = '10.1.0.66';
+    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAccountAddress; i++) {
+      // a minute apart: past every progressive delay
+      await expect(signIn(t.database.db, { email: user.email, password: 'nope', ip: attacker, ttlHours: 1, now: at(i * 60) }))
         .rejects.toMatchObject({ code: 'AUTH_INVALID_CREDENTIALS' });
     }
-    const blocked = signIn(t.database.db, { email: user.email, password: TEST_PASSWORD, ip: '10.1.1.1', ttlHours: 1, now: new Date(start.getTime() + 60_000) });
+    const blocked = signIn(t.database.db, { email: user.email, password: TEST_PASSWORD, ip: attacker, ttlHours: 1, now: at(600) });
     await expect(blocked).rejects.toMatchObject({ code: 'AUTH_RATE_LIMITED', kind: 'TOO_MANY_REQUESTS' });
+    // not a lock-out of the account: the real user, from their own address, at the same moment
+    const own = await signIn(t.database.db, { email: user.email, password: TEST_PASSWORD, ip: '10.1.1.1', ttlHours: 1, now: at(600) });
+    expect(own.user.id).toBe(user.id);
+    // the attacker's address again after the window moved past its failures
+    const later = at(SIGN_IN_LIMITS.windowMs / 1000 + 5 * 60);
+    await expect(signIn(t.database.db, { email: user.email, password: 'nope', ip: attacker, ttlHours: 1, now: later }))
+      .rejects.toMatchObject({ code: 'AUTH_INVALID_CREDENTIALS' });
+  });
 
-    const later = new Date(start.getTime() + SIGN_IN_LIMITS.windowMs + 10_000);
-    const ok = await signIn(t.database.db, { email: user.email, password: TEST_PASSWORD, ip: '10.1.1.1', ttlHours: 1, now: later });
+  it('progressive delay per account + address: from the 2nd failure on the next attempt waits 2^(n-1) s', async () => {
+    const user = await insertUser(t.database.db, 'agent', await insertTenant(t.database.db));
+    const start = new Date('2030-01-02T10:00:00Z');
+    const at = (ms: number) => new Date(start.getTime() + ms);
+    const attempt = (ms: number, password = 'nope') => signIn(t.database.db, { email: user.email, password, ip: '10.1.2.1', ttlHours: 1, now: at(ms) });
+    await expect(attempt(0)).rejects.toMatchObject({ code: 'AUTH_INVALID_CREDENTIALS' });
+    await expect(attempt(10)).rejects.toMatchObject({ code: 'AUTH_INVALID_CREDENTIALS' }); // one failure: no delay
+    // two failures: 2 s from the last one, refused without a check (the right password too) and not recorded
+    await expect(attempt(1_000, TEST_PASSWORD)).rejects.toMatchObject({ code: 'AUTH_RATE_LIMITED', details: { retryAfterSeconds: 2 } });
+    await expect(attempt(2_010)).rejects.toMatchObject({ code: 'AUTH_INVALID_CREDENTIALS' });
+    await expect(attempt(5_000)).rejects.toMatchObject({ code: 'AUTH_RATE_LIMITED', details: { retryAfterSeconds: 2 } }); // 4 s after 3 failures
+    expect(progressiveDelayMs(3)).toBe(4_000);
+    const ok = await attempt(6_010, TEST_PASSWORD);
     expect(ok.user.id).toBe(user.id);
+    const rows = await t.database.db.select().from(loginAttempts).where(eq(loginAttempts.emailHash, emailHashOf(user.email)));
+    expect(rows.map((r) => r.success).sort()).toEqual([false, false, false, true]);
+    // the success starts the count afresh: a typo right after it waits for nothing
+    await expect(attempt(6_020)).rejects.toMatchObject({ code: 'AUTH_INVALID_CREDENTIALS' });
   });
 
   it('answers TOO_MANY_REQUESTS with domainCode AUTH_RATE_LIMITED through the router', async () => {
     const user = await insertUser(t.database.db, 'agent', await insertTenant(t.database.db));
-    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAccount; i++) {
-      await errorOf(anonymousCaller({ ip: `10.2.0.${i}` }).caller.auth.signIn({ email: user.email, password: 'nope' }));
+    for (let i = 0; i < SIGN_IN_LIMITS.delayAfterFailures; i++) {
+      await errorOf(anonymousCaller({ ip: '10.2.0.1' }).caller.auth.signIn({ email: user.email, password: 'nope' }));
     }
-    const err = await errorOf(anonymousCaller({ ip: '10.2.1.1' }).caller.auth.signIn({ email: user.email, password: TEST_PASSWORD }));
+    const err = await errorOf(anonymousCaller({ ip: '10.2.0.1' }).caller.auth.signIn({ email: user.email, password: TEST_PASSWORD }));
     expect(err).toMatchObject({ code: 'TOO_MANY_REQUESTS', domainCode: 'AUTH_RATE_LIMITED' });
   });
 
-  it('a success resets the account counter (failures before it no longer count)', async () => {
-    const user = await insertUser(t.database.db, 'agent', await insertTenant(t.database.db));
-    const start = new Date('2030-02-01T10:00:00Z');
-    const at = (s: number) => new Date(start.getTime() + s * 1000);
-    for (let i = 0; i < 4; i++) await signIn(t.database.db, { email: user.email, password: 'nope', ip: `10.3.0.${i}`, ttlHours: 1, now: at(i) }).catch(() => {});
-    await signIn(t.database.db, { email: user.email, password: TEST_PASSWORD, ip: '10.3.1.1', ttlHours: 1, now: at(10) });
-    for (let i = 0; i < 4; i++) await signIn(t.database.db, { email: user.email, password: 'nope', ip: `10.3.2.${i}`, ttlHours: 1, now: at(20 + i) }).catch(() => {});
-    // 8 failures in the window, but only 4 since the success: not limited
-    await expect(signIn(t.database.db, { email: user.email, password: TEST_PASSWORD, ip: '10.3.3.1', ttlHours: 1, now: at(30) })).resolves.toBeTruthy();
-  });
-
-  it('rate-limits an IP after 20 failures in 15 minutes across accounts; another IP is not affected', async () => {
+  it('rate-limits an address after 20 failures in 15 minutes across accounts; another address is not affected', async () => {
     const user = await insertUser(t.database.db, 'agent', await insertTenant(t.database.db));
     const start = new Date('2030-03-01T10:00:00Z');
     const ip = '10.9.9.9';
-    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerIp; i++) {
+    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAddress; i++) {
       await expect(signIn(t.database.db, { email: `guess-${i}@test.local`, password: 'x', ip, ttlHours: 1, now: new Date(start.getTime() + i * 1000) }))
         .rejects.toMatchObject({ code: 'AUTH_INVALID_CREDENTIALS' });
     }
@@ -130,6 +144,25 @@ describe('auth.signIn', () => {
       .rejects.toMatchObject({ code: 'AUTH_RATE_LIMITED' });
     await expect(signIn(t.database.db, { email: user.email, password: TEST_PASSWORD, ip: '10.9.9.10', ttlHours: 1, now: new Date(start.getTime() + 30_000) }))
       .resolves.toBeTruthy();
+  });
+
+  it('attempts are reserved before the password check: 30 parallel guesses from one address get exactly 20 checks', async () => {
+    const ip = '10.9.8.1';
+    const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) =>
+      signIn(t.database.db, { email: `spray-${i}@test.local`, password: 'x', ip, ttlHours: 1 })));
+    const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'ok'));
+    expect(codes.filter((c) => c === 'AUTH_INVALID_CREDENTIALS')).toHaveLength(SIGN_IN_LIMITS.failuresPerAddress);
+    expect(codes.filter((c) => c === 'AUTH_RATE_LIMITED')).toHaveLength(30 - SIGN_IN_LIMITS.failuresPerAddress);
+    const rows = await t.database.db.select().from(loginAttempts).where(eq(loginAttempts.ip, ip));
+    expect(rows).toHaveLength(SIGN_IN_LIMITS.failuresPerAddress);
+  });
+
+  it('auth.signIn refuses to ride in a batch: nothing is checked or recorded', async () => {
+    const user = await insertUser(t.database.db, 'agent', await insertTenant(t.database.db));
+    const ctx = createContextFor({ database: t.database, env: t.env, logger: t.logger }, null, { ip: '10.9.7.1', batched: true });
+    const err = await errorOf(createCaller(ctx).auth.signIn({ email: user.email, password: TEST_PASSWORD }));
+    expect(err).toMatchObject({ code: 'BAD_REQUEST', domainCode: 'AUTH_SIGN_IN_BATCHED' });
+    expect(await t.database.db.select().from(loginAttempts).where(eq(loginAttempts.ip, '10.9.7.1'))).toEqual([]);
   });
 
   it('rejects malformed input with BAD_REQUEST', async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, count, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { counter } from '../platform/metrics';
@@ -7,11 +7,22 @@ import { loginAttempts, tenants, users } from '../ops/schema';
 import { tenantScope, type Actor, type Role } from './actor';
 import { createSession, hashPassword, verifyPassword } from './session';
 
-/** Brute-force limits: failures per account and per client IP inside a sliding window. */
+/**
+ * Brute-force limits (README "Security"), all inside a sliding window and all keyed by the counted
+ * client address (server/auth/client-ip.ts):
+ * - per address, any accounts: `failuresPerAddress` failures, then refused until the window moves on
+ *   (password spraying from one address);
+ * - per account + address: from the `delayAfterFailures`-th failure on the next attempt waits
+ *   2^(n-1) s (progressive delay), and after `failuresPerAccountAddress` failures that address is refused
+ *   for that account until the window moves on. Nothing is counted per account alone, so nobody can
+ *   lock the real user out from the addresses the attacker does not have (OWASP authentication cheat
+ *   sheet: account lockout is a denial-of-service tool); a success from that address starts it afresh.
+ */
 export const SIGN_IN_LIMITS = {
   windowMs: 15 * 60_000,
-  failuresPerAccount: 5,
-  failuresPerIp: 20,
+  failuresPerAddress: 20,
+  failuresPerAccountAddress: 5,
+  delayAfterFailures: 2,
 } as const;
 
 const signInTotal = counter('auth_sign_in_total', 'Sign-in attempts by result', ['result']);
@@ -51,11 +62,19 @@ const rateLimited = (retryAfterMs: number) =>
     retryAfterSeconds: Math.ceil(retryAfterMs / 1000),
   });
 
+/** The progressive delay after `n` failures of one account from one address (0 below the threshold). */
+export function progressiveDelayMs(n: number): number {
+  return n < SIGN_IN_LIMITS.delayAfterFailures ? 0 : 1000 * 2 ** (n - 1);
+}
+
 /**
- * Verifies the credentials and opens a server-side session. Attempts of one account are serialised by
- * an advisory lock so that parallel guesses cannot slip past the per-account limit; the limit counts
- * failures since the account's last success inside the window. A blocked attempt is not verified and
- * not recorded (it must not extend the lock-out forever).
+ * Verifies the credentials and opens a server-side session.
+ *
+ * The attempt is reserved before the password is checked: under an advisory lock of its address, one
+ * short transaction counts the address's failures in the window and inserts the attempt as a failure,
+ * and commits. Only then argon2 runs (no lock held), and a right password turns the row into a success.
+ * So parallel or batched attempts from one address each take a slot of the limit before any of them is
+ * verified, and a refused attempt is neither verified nor recorded (it cannot extend a refusal forever).
  */
 export async function signIn(db: Db, input: SignInInput): Promise<{ user: SignedInUser; token: string; expiresAt: Date }> {
   const now = input.now ?? new Date();
@@ -63,53 +82,54 @@ export async function signIn(db: Db, input: SignInInput): Promise<{ user: Signed
   const emailHash = emailHashOf(email);
   const windowStart = new Date(now.getTime() - SIGN_IN_LIMITS.windowMs);
 
-  const outcome = await db.transaction(async (tx) => {
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${'auth.sign_in:' + emailHash}, 0))`);
-    const [accountFailures] = await tx
-      .select({ n: count() })
-      .from(loginAttempts)
-      .where(and(
-        eq(loginAttempts.emailHash, emailHash),
-        eq(loginAttempts.success, false),
-        gt(loginAttempts.at, sql`GREATEST(${windowStart.toISOString()}::timestamptz, COALESCE((
-          SELECT max(s.at) FROM auth.login_attempts s WHERE s.email_hash = ${emailHash} AND s.success), '-infinity'))`),
-      ));
-    const [ipFailures] = await tx
-      .select({ n: count() })
-      .from(loginAttempts)
-      .where(and(eq(loginAttempts.ip, input.ip), eq(loginAttempts.success, false), gt(loginAttempts.at, windowStart)));
-    if (accountFailures.n >= SIGN_IN_LIMITS.failuresPerAccount || ipFailures.n >= SIGN_IN_LIMITS.failuresPerIp) {
-      return { kind: 'limited' as const };
+  const reservation = await db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${'auth.sign_in.address:' + input.ip}, 0))`);
+    const [c] = await tx.execute<{ address_failures: number; account_failures: number; first_failure: Date | string | null; last_failure: Date | string | null }>(sql`
+      WITH recent AS (
+        SELECT email_hash, at, success FROM auth.login_attempts WHERE ip = ${input.ip} AND at > ${windowStart.toISOString()}::timestamptz
+      ), account AS (
+        SELECT at FROM recent
+        WHERE email_hash = ${emailHash} AND NOT success
+          AND at > COALESCE((SELECT max(at) FROM recent WHERE email_hash = ${emailHash} AND success), '-infinity')
+      )
+      SELECT (SELECT count(*) FROM recent WHERE NOT success)::int AS address_failures,
+             (SELECT count(*) FROM account)::int AS account_failures,
+             (SELECT min(at) FROM account) AS first_failure,
+             (SELECT max(at) FROM account) AS last_failure`);
+    const ms = (v: Date | string | null) => (v === null ? 0 : new Date(v).getTime());
+    if (c.address_failures >= SIGN_IN_LIMITS.failuresPerAddress) return { kind: 'limited' as const, retryAfterMs: SIGN_IN_LIMITS.windowMs };
+    if (c.account_failures >= SIGN_IN_LIMITS.failuresPerAccountAddress) {
+      return { kind: 'limited' as const, retryAfterMs: ms(c.first_failure) + SIGN_IN_LIMITS.windowMs - now.getTime() };
     }
-
-    const [user] = await tx
-      .select({
-        id: users.id, email: users.email, displayName: users.displayName, role: users.role, tenantId: users.tenantId,
-        passwordHash: users.passwordHash, tenantName: tenants.name,
-      })
-      .from(users)
-      .leftJoin(tenants, eq(tenants.id, users.tenantId))
-      .where(eq(users.email, email));
-    // same argon2 work whether or not the account exists
-    const ok = await verifyPassword(user?.passwordHash ?? (await getDummyHash()), input.password);
-    const success = ok && !!user;
-    await tx.insert(loginAttempts).values({ emailHash, ip: input.ip, at: now, success });
-    if (!success) return { kind: 'invalid' as const };
-    const { passwordHash: _omit, ...profile } = user;
-    return { kind: 'ok' as const, user: profile };
+    const wait = ms(c.last_failure) + progressiveDelayMs(c.account_failures) - now.getTime();
+    if (c.account_failures > 0 && wait > 0) return { kind: 'limited' as const, retryAfterMs: wait };
+    const [row] = await tx.insert(loginAttempts).values({ emailHash, ip: input.ip, at: now, success: false }).returning({ id: loginAttempts.id });
+    return { kind: 'reserved' as const, attemptId: row!.id };
   });
-
-  if (outcome.kind === 'limited') {
+  if (reservation.kind === 'limited') {
     signInTotal.inc({ result: 'rate_limited' });
-    throw rateLimited(SIGN_IN_LIMITS.windowMs);
+    throw rateLimited(Math.max(1000, reservation.retryAfterMs));
   }
-  if (outcome.kind === 'invalid') {
+
+  const [user] = await db
+    .select({
+      id: users.id, email: users.email, displayName: users.displayName, role: users.role, tenantId: users.tenantId,
+      passwordHash: users.passwordHash, tenantName: tenants.name,
+    })
+    .from(users)
+    .leftJoin(tenants, eq(tenants.id, users.tenantId))
+    .where(eq(users.email, email));
+  // same argon2 work whether or not the account exists
+  const ok = await verifyPassword(user?.passwordHash ?? (await getDummyHash()), input.password);
+  if (!ok || !user) {
     signInTotal.inc({ result: 'invalid' });
     throw invalidCredentials();
   }
+  await db.update(loginAttempts).set({ success: true }).where(eq(loginAttempts.id, reservation.attemptId));
   signInTotal.inc({ result: 'ok' });
-  const session = await createSession(db, outcome.user.id, input.ttlHours, now);
-  return { user: outcome.user, ...session };
+  const { passwordHash: _omit, ...profile } = user;
+  const session = await createSession(db, profile.id, input.ttlHours, now);
+  return { user: profile, ...session };
 }
 
 export async function loadUserProfile(db: Db, userId: string): Promise<SignedInUser | null> {

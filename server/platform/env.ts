@@ -27,11 +27,16 @@ export const envSchema = z.object({
   SESSION_SECRET: z.string().min(32, 'at least 32 characters').default('dev-only-session-secret-change-me-in-production!!'),
   SESSION_TTL_HOURS: positiveInt(12),
   /**
-   * Reverse proxies in front of the web that append to X-Forwarded-For (nginx $proxy_add_x_forwarded_for):
-   * the client is the entry this many places from the right. Entries further left were sent by the client
-   * and are not trusted (server/auth/client-ip.ts).
+   * Reverse proxies in front of the web that append to X-Forwarded-For (nginx $proxy_add_x_forwarded_for).
+   * 0 (default, nothing in front): the sign-in limits count the socket's address and X-Forwarded-For is
+   * not read at all; n: the entry n places from the right (server/auth/client-ip.ts).
    */
-  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+
+  // limits of the web API in front of tRPC (app/api/trpc): a larger body is a 413 before it is parsed,
+  // a larger batch a 400 before any of its calls runs
+  API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  API_MAX_BATCH_CALLS: z.coerce.number().int().min(1).max(100).default(10),
 
   // booking-expiration (crm-booking-saga: cycle 60 s)
   BOOKING_EXPIRATION_SCHEDULE: z.string().default('0 * * * * *'),

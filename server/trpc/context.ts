@@ -15,7 +15,10 @@ export interface Context {
   sessionId: string | null;
   /** response cookie writer (set by the HTTP adapter) */
   setCookie?: (cookie: string) => void;
+  /** the counted client address (server/auth/client-ip.ts) */
   ip: string;
+  /** the call came in a `?batch=1` request (auth.signIn refuses to ride in one) */
+  batched?: boolean;
 }
 
 export function createContextFor(base: Pick<Context, 'database' | 'env' | 'logger'>, actor: Actor | null, extra: Partial<Context> = {}): Context {

@@ -10,23 +10,45 @@ const t = initTRPC.context<Context>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
     const cause = error.cause;
+    const fields = cause instanceof ZodError ? fieldErrors(cause) : undefined;
+    const unreadable = !fields && unreadableInput(error.code, cause);
     return {
       ...shape,
-      // a 500 says nothing about the internals (the message of a failed query carries its SQL and parameters);
-      // the detail is in the server log ('procedure failed')
-      message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal server error' : shape.message,
+      message: error.code === 'INTERNAL_SERVER_ERROR'
+        // a 500 says nothing about the internals (the message of a failed query carries its SQL and parameters);
+        // the detail is in the server log ('procedure failed')
+        ? 'Internal server error'
+        : fields
+          ? `Invalid input: ${[...new Set(fields.map((f) => f.field))].join(', ')}`
+          : unreadable ? UNREADABLE_INPUT : shape.message,
       data: {
         ...shape.data,
         // stable domain code for the UI's plain-words message (e.g. CRM_BOOKING_PROPERTY_OBJECT_BUSY)
-        domainCode: isAppError(cause) ? cause.code : error.code === 'BAD_REQUEST' && cause instanceof ZodError ? 'VALIDATION_ERROR' : null,
+        domainCode: isAppError(cause) ? cause.code : fields ? 'VALIDATION_ERROR' : unreadable ? 'UNREADABLE_INPUT' : null,
+        // validation errors: field (dotted path, `(input)` for the whole input) → message
+        fields,
         // the missed deadline of a booking the expiry worker closed (CRM_BOOKING_RESERVE_EXPIRED / _BOOKING_EXPIRED), ISO
         deadline: isAppError(cause) && typeof cause.details?.deadline === 'string' ? cause.details.deadline : undefined,
-        zodIssues: cause instanceof ZodError ? cause.issues.map((i) => ({ path: i.path.map(String), message: i.message })) : undefined,
         stack: undefined,
       },
     };
   },
 });
+
+/** The one answer to a body that cannot be read as input (not JSON, `null`, too deep for the transformer). */
+export const UNREADABLE_INPUT = 'The request body is not valid input';
+
+/**
+ * The adapter wraps whatever reading the input threw (JSON.parse, superjson on `null`, a stack overflow
+ * on deep nesting) into a BAD_REQUEST whose message is that error's: internals, never shown.
+ */
+function unreadableInput(code: string, cause: unknown): boolean {
+  return (code === 'BAD_REQUEST' || code === 'PARSE_ERROR') && cause instanceof Error && !isAppError(cause) && !(cause instanceof TRPCError);
+}
+
+function fieldErrors(e: ZodError): Array<{ field: string; message: string }> {
+  return e.issues.map((i) => ({ field: i.path.map(String).join('.') || '(input)', message: i.message }));
+}
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;

@@ -7,10 +7,14 @@
 import http from 'node:http';
 import { GET as health } from '../../../app/api/health/route';
 import { GET as trpcGet, POST as trpcPost } from '../../../app/api/trpc/[trpc]/route';
+import { markPeerAddressStamped, stampPeerAddress } from '../../auth/client-ip';
 
 const port = Number(process.env.WEB_HOST_PORT);
 
+// as scripts/web-server.ts does: the sign-in limits count the socket's address
+markPeerAddressStamped();
 const server = http.createServer(async (req, res) => {
+  stampPeerAddress(req);
   try {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);

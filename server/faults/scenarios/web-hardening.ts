@@ -20,7 +20,8 @@ import { seedWorld, trpcHttp } from '../helpers/world';
  *  - the session cookie is HttpOnly, SameSite=Lax, Secure in production, and never in a response body;
  *  - CSRF: a mutation whose Origin is another site is refused (403) and changes nothing — also the
  *    opaque Origin "null" (sandboxed frames, some redirects) — while same-origin calls pass;
- *  - the sign-in rate limit answers 429 AUTH_RATE_LIMITED after 5 failures of one account;
+ *  - the sign-in rate limit answers 429 AUTH_RATE_LIMITED after failures of one account from one socket
+ *    address (X-Forwarded-For is not believed without a configured proxy);
  *  - a 500 carries no internals (the SQL text and parameters of a failed query stay in the log);
  *  - a value PostgreSQL cannot store (a NUL character, a year beyond 9999) is a 400, not a 500.
  * Security headers of next.config.mjs need `next start`: e2e/hardening.spec.ts checks them in npm test.
@@ -65,19 +66,22 @@ export async function webHardeningScenario(t: TestContext, opts: { label: string
     expect(own.status).toBe(200);
     checks.push('same-origin mutation → 200');
 
-    // ---- login rate limit (an account of its own and an IP of its own: nothing else is affected)
+    // ---- login rate limit (an account of its own; the web host counts the socket address, 127.0.0.1,
+    // whatever X-Forwarded-For says): progressive delay after 2 failures of one account from one address
     const victim = await insertUser(db, 'viewer', world.tenantId);
-    const ipHeader = { ...sameOrigin, 'x-forwarded-for': `198.51.100.${Math.floor(Math.random() * 250)}` };
+    const forged = () => ({ ...sameOrigin, 'x-forwarded-for': `198.51.100.${Math.floor(Math.random() * 250)}` });
     const answers: number[] = [];
-    for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAccount; i++) {
-      answers.push((await trpcHttp(web.url, 'auth.signIn', { email: victim.email, password: `wrong-${i}` }, { headers: ipHeader })).status);
+    for (let i = 0; i < SIGN_IN_LIMITS.delayAfterFailures; i++) {
+      answers.push((await trpcHttp(web.url, 'auth.signIn', { email: victim.email, password: `wrong-${i}` }, { headers: forged() })).status);
     }
-    const limited = await trpcHttp(web.url, 'auth.signIn', { email: victim.email, password: TEST_PASSWORD }, { headers: ipHeader });
-    expect(answers).toEqual(Array(SIGN_IN_LIMITS.failuresPerAccount).fill(401));
+    const limited = await trpcHttp(web.url, 'auth.signIn', { email: victim.email, password: TEST_PASSWORD }, { headers: forged() });
+    expect(answers).toEqual(Array(SIGN_IN_LIMITS.delayAfterFailures).fill(401));
     expect(limited.status).toBe(429);
     expect(limited.body.error?.json?.data?.domainCode).toBe('AUTH_RATE_LIMITED');
     expect(limited.setCookie).toEqual([]);
-    checks.push(`login rate limit: ${SIGN_IN_LIMITS.failuresPerAccount} × 401, then 429 AUTH_RATE_LIMITED even with the right password`);
+    const counted = await sql<Array<{ ip: string }>>`SELECT DISTINCT ip FROM auth.login_attempts`;
+    expect(counted.map((r) => r.ip)).toEqual(['127.0.0.1']);
+    checks.push(`login rate limit: ${SIGN_IN_LIMITS.delayAfterFailures} × 401, then 429 AUTH_RATE_LIMITED even with the right password; a forged X-Forwarded-For is not counted`);
 
     // ---- a 500 says nothing about the internals (in-process: the same adapter, a database without our
     // schemas, so the query fails with its SQL in the error); an unreachable database is a 503

@@ -3,7 +3,8 @@ import { sessionCookie } from '@/server/auth/session';
 import { signIn } from '@/server/auth/sign-in';
 import { isAppError } from '@/server/platform/errors';
 import { isCrossOrigin } from '@/server/auth/same-origin';
-import { clientIp } from '@/server/auth/client-ip';
+import { requestAddress } from '@/server/auth/client-ip';
+import { readBodyCapped } from '@/server/trpc/request-limits';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -18,7 +19,10 @@ export async function POST(req: Request): Promise<Response> {
   if (isCrossOrigin(req)) return new Response('Cross-origin request refused', { status: 403 });
   const back = (path: string, cookie?: string) =>
     new Response(null, { status: 303, headers: { location: path, ...(cookie ? { 'set-cookie': cookie } : {}) } });
-  const form = await req.formData().catch(() => null);
+  // the form is two short fields: a body over API_MAX_BODY_BYTES is refused before it is parsed
+  const body = await readBodyCapped(req, services.env.API_MAX_BODY_BYTES);
+  if (body === null) return new Response('Request body too large', { status: 413 });
+  const form = await new Response(body, { headers: { 'content-type': req.headers.get('content-type') ?? '' } }).formData().catch(() => null);
   const email = String(form?.get('email') ?? '').trim();
   const password = String(form?.get('password') ?? '');
   if (!email || !password || email.length > 254 || password.length > 200) return back('/login?error=VALIDATION_ERROR');
@@ -26,7 +30,7 @@ export async function POST(req: Request): Promise<Response> {
     const { token, expiresAt } = await signIn(services.database.db, {
       email,
       password,
-      ip: clientIp(req.headers.get('x-forwarded-for'), services.env.TRUSTED_PROXY_HOPS),
+      ip: requestAddress(req.headers, services.env.TRUSTED_PROXY_HOPS),
       ttlHours: services.env.SESSION_TTL_HOURS,
     });
     return back('/chessboard', sessionCookie(token, expiresAt, services.env.NODE_ENV === 'production'));

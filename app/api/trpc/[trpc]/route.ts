@@ -8,7 +8,8 @@ import { observeTrpcRequest } from '@/server/trpc/http-metrics';
 import { databaseUnavailableError } from '@/server/trpc/init';
 import { isDatabaseUnavailable } from '@/server/platform/errors';
 import { isCrossOrigin } from '@/server/auth/same-origin';
-import { clientIp } from '@/server/auth/client-ip';
+import { requestAddress } from '@/server/auth/client-ip';
+import { limitRequest } from '@/server/trpc/request-limits';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -20,27 +21,33 @@ async function handler(req: Request): Promise<Response> {
   return response;
 }
 
-async function handle(req: Request): Promise<Response> {
+async function handle(original: Request): Promise<Response> {
   const services = getServices();
   const cookies: string[] = [];
   // CSRF: a mutation must come from our own origin (SameSite=Lax already blocks cross-site POST cookies)
-  if (req.method === 'POST') {
-    if (isCrossOrigin(req)) {
+  if (original.method === 'POST') {
+    if (isCrossOrigin(original)) {
       return new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
     }
   }
+  // body and batch size before anything is parsed (API_MAX_BODY_BYTES, API_MAX_BATCH_CALLS)
+  const limited = await limitRequest(original, { maxBodyBytes: services.env.API_MAX_BODY_BYTES, maxBatchCalls: services.env.API_MAX_BATCH_CALLS });
+  if (!limited.ok) return limited.response;
+  const req = limited.req;
   return fetchRequestHandler({
     endpoint: '/api/trpc',
     req,
     router: appRouter,
+    maxBatchSize: services.env.API_MAX_BATCH_CALLS,
     // the session lookup runs inside createContext so that its failure is answered in the tRPC error
     // shape: an unreachable database is a 503 DATABASE_UNAVAILABLE, not an HTML 500 page
-    createContext: async (): Promise<Context> => ({
+    createContext: async ({ info }): Promise<Context> => ({
       ...services,
       ...(await sessionOf(services, req)),
       correlationId: req.headers.get('x-correlation-id')?.match(/^[0-9a-f-]{36}$/i)?.[0] ?? randomUUID(),
       setCookie: (c) => cookies.push(c),
-      ip: clientIp(req.headers.get('x-forwarded-for'), services.env.TRUSTED_PROXY_HOPS),
+      ip: requestAddress(req.headers, services.env.TRUSTED_PROXY_HOPS),
+      batched: info.isBatchCall,
     }),
     responseMeta: () => (cookies.length ? { headers: new Headers(cookies.map((c) => ['set-cookie', c] as [string, string])) } : {}),
     onError: ({ error, path }) => {

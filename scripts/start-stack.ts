@@ -3,7 +3,7 @@ import { freePort } from './infra/postgres';
 import { envSchema } from '../server/platform/env';
 import { runMigrations } from '../server/platform/migrate';
 import { seed } from './seed';
-import { bin, buildWeb, startProcess, waitForHttp, type Proc } from './stack';
+import { buildWeb, startProcess, waitForHttp, type Proc } from './stack';
 
 /**
  * `npm start`: PostgreSQL and Kafka (started here unless DATABASE_URL / KAFKA_BROKERS are set),

@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     KAFKA_TOPIC_PREFIX: prefix,
     NODE_ENV: 'production',
     WORKER_METRICS_PORT: process.env.WORKER_METRICS_PORT ?? String(await portOr(9464)),
+    WEB_METRICS_PORT: process.env.WEB_METRICS_PORT ?? String(await portOr(9465)),
   };
   await buildWeb(env, log, process.argv.includes('--rebuild'));
   const procs: Proc[] = [
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop());
   for (const p of procs) p.child.on('exit', (code) => { if (!stopping) { log(`${p.name} exited with ${code}`); void stop(1); } });
   await waitForHttp(`http://127.0.0.1:${port}/api/health`, 120_000, log);
-  log(`ready: http://localhost:${port}  (worker metrics: http://127.0.0.1:${env.WORKER_METRICS_PORT}/metrics)`);
+  log(`ready: http://localhost:${port}  (metrics: worker http://127.0.0.1:${env.WORKER_METRICS_PORT}/metrics, web http://127.0.0.1:${env.WEB_METRICS_PORT}/metrics)`);
   log('demo users: see README (password demo-password-1). Ctrl-C stops everything.');
 }
 

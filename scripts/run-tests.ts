@@ -64,7 +64,7 @@ async function main(): Promise<number> {
       const port = await freePort();
       const env: NodeJS.ProcessEnv = {
         ...process.env, DATABASE_URL: dbUrl, KAFKA_BROKERS: infra.kafkaBrokers, KAFKA_TOPIC_PREFIX: prefix,
-        NODE_ENV: 'production', WORKER_METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info',
+        NODE_ENV: 'production', WORKER_METRICS_PORT: String(await freePort()), WEB_METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info',
         OUTBOX_RELAY_SCHEDULE: '* * * * * *',
       };
       await buildWeb(env, log, process.env.CI === 'true');

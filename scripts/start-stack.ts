@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     KAFKA_TOPIC_PREFIX: prefix,
     NODE_ENV: 'production',
     WORKER_METRICS_PORT: process.env.WORKER_METRICS_PORT ?? String(await portOr(9464)),
+    WEB_METRICS_PORT: process.env.WEB_METRICS_PORT ?? String(await portOr(9465)),
   };
   if (withWeb) await buildWeb(env, log, process.argv.includes('--rebuild'));
   // node with tsx's loader, not the tsx CLI: the CLI SIGKILLs its child when a relayed SIGTERM is not
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
   for (const p of procs) p.child.on('exit', (code) => { if (!stopping) { log(`${p.name} exited with ${code}`); void stop(1); } });
   if (withWeb) {
     await waitForHttp(`http://127.0.0.1:${port}/api/health`, 120_000, log);
-    log(`ready: http://localhost:${port}  (worker metrics: http://127.0.0.1:${env.WORKER_METRICS_PORT}/metrics)`);
+    log(`ready: http://localhost:${port}  (metrics: worker http://127.0.0.1:${env.WORKER_METRICS_PORT}/metrics, web http://127.0.0.1:${env.WEB_METRICS_PORT}/metrics)`);
   } else {
     await waitForHttp(`http://127.0.0.1:${env.WORKER_METRICS_PORT}/health`, 120_000, log);
     log(`ready without the web (worker metrics: http://127.0.0.1:${env.WORKER_METRICS_PORT}/metrics) after ${Math.round((Date.now() - startedAt) / 1000)} s`);

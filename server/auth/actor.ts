@@ -1,4 +1,5 @@
 import type { USER_ROLES } from '../ops/schema';
+import { AppError } from '../platform/errors';
 
 export type Role = (typeof USER_ROLES)[number];
 
@@ -11,9 +12,15 @@ export interface Actor {
 
 export const SYSTEM_ACTOR: Actor = { userId: 'system', role: 'system', tenantId: null };
 
-/** Tenant filter of every query: null means all tenants (cross-tenant roles). */
+/**
+ * Tenant filter of every query: null means all tenants (cross-tenant roles only). A tenant role without
+ * a tenant is refused (FORBIDDEN), never widened to all tenants; the CHECK ck_users_tenant_role_has_tenant
+ * keeps such a user out of auth.users as well.
+ */
 export function tenantScope(actor: Actor): string | null {
-  return actor.role === 'pin_manager' || actor.role === 'ops' || actor.role === 'system' ? null : actor.tenantId;
+  if (actor.role === 'pin_manager' || actor.role === 'ops' || actor.role === 'system') return null;
+  if (!actor.tenantId) throw new AppError('AUTH_TENANT_SCOPE_MISSING', 'FORBIDDEN', 'Your account has no tenant');
+  return actor.tenantId;
 }
 
 /** True if the actor may see rows of `tenantId`. A foreign row must look like a missing one (NOT_FOUND). */

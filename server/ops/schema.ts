@@ -112,6 +112,8 @@ export const users = auth.table('users', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 }, (t) => [
   check('ck_users_role', sql`${t.role} IN ('agent', 'developer_manager', 'pin_manager', 'ops', 'viewer')`),
+  // a tenant role without a tenant would be scoped to nothing (tenantScope refuses it too)
+  check('ck_users_tenant_role_has_tenant', sql`${t.role} IN ('pin_manager', 'ops') OR ${t.tenantId} IS NOT NULL`),
 ]);
 
 export const sessions = auth.table('sessions', {

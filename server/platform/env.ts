@@ -23,6 +23,10 @@ export const envSchema = z.object({
   /** web and worker: how long a process may take on SIGTERM/SIGINT to finish what it holds before it exits anyway */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** the web's /metrics on a port of its own (127.0.0.1, served by scripts/web-server.ts); 0 = none */
+  WEB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9465),
+  /** if set, /api/metrics on the public port also answers to `Authorization: Bearer <token>`; unset: 404 there */
+  WEB_METRICS_TOKEN: z.string().refine((v) => v === '' || v.length >= 32, 'empty or at least 32 characters').default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SESSION_SECRET: z.string().min(32, 'at least 32 characters').default('dev-only-session-secret-change-me-in-production!!'),
   SESSION_TTL_HOURS: positiveInt(12),

@@ -96,8 +96,8 @@ describe('web /api/metrics (route handler)', () => {
   });
 
   async function scrapeWeb(): Promise<Scrape> {
-    const { GET } = await import('@/app/api/metrics/route');
-    const res = await GET();
+    const { webMetricsResponse } = await import('@/server/platform/web-metrics');
+    const res = await webMetricsResponse();
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     return parseExposition(await res.text());

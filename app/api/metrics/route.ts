@@ -1,12 +1,12 @@
-import { renderMetrics, collectProcessMetrics } from '@/server/platform/metrics';
 import { getServices } from '@/server/platform/services';
+import { metricsAllowed, webMetricsResponse } from '@/server/platform/web-metrics';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
-export async function GET(): Promise<Response> {
-  getServices();
-  collectProcessMetrics();
-  const { body, contentType } = await renderMetrics();
-  return new Response(body, { headers: { 'content-type': contentType } });
+/** Not public: the web metrics port (WEB_METRICS_PORT) or WEB_METRICS_TOKEN as a bearer token; anyone else gets 404. */
+export async function GET(req: Request): Promise<Response> {
+  const services = getServices();
+  if (!metricsAllowed(req.headers, services.env.WEB_METRICS_TOKEN)) return new Response('Not found', { status: 404, headers: { 'cache-control': 'no-store' } });
+  return webMetricsResponse();
 }

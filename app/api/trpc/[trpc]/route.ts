@@ -14,10 +14,13 @@ import { limitRequest } from '@/server/trpc/request-limits';
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
+/** the closed set of `procedure` label values (anything else is `unknown`) */
+const KNOWN_PROCEDURES: ReadonlySet<string> = new Set(Object.keys(appRouter._def.procedures));
+
 async function handler(req: Request): Promise<Response> {
   const started = performance.now();
   const response = await handle(req);
-  observeTrpcRequest(req.url, response.status, (performance.now() - started) / 1000);
+  observeTrpcRequest(req.url, response.status, (performance.now() - started) / 1000, KNOWN_PROCEDURES);
   return response;
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE "auth"."users" ADD CONSTRAINT "ck_users_tenant_role_has_tenant" CHECK ("auth"."users"."role" IN ('pin_manager', 'ops') OR "auth"."users"."tenant_id" IS NOT NULL);

@@ -229,6 +229,17 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       });
     }
 
+    // --- crm's own view of the objects (DESIGN decision 8): what its projection consumer makes of the
+    // upserted events above (their version, so the late events are stale no-ops); the deleted objects
+    // of the Delisted cards as tombstones — crm answers NOT_FOUND for them
+    const crmObjects: Row[] = objects.map((o) => ({
+      id: o.id, tenant_id: o.tenant_id, project_id: o.project_id, status: o.status, deleted: false,
+      source_version: o.version, source_changed_at: o.updated_at, deleted_at: null,
+    }));
+    for (const c of objectCards.filter((c) => c.status === 'Delisted')) {
+      crmObjects.push({ id: c.id, tenant_id: c.developer_id, project_id: c.project_id, status: c.sale_status, deleted: true, source_version: c.source_version, source_changed_at: c.updated_at, deleted_at: c.updated_at });
+    }
+
     const strip = (rows: Row[]) => rows.map(({ key: _k, tenant: _t, ...r }) => r);
     await sql.begin(async (tx) => {
       const ins = async (table: string, rows: Row[]) => {
@@ -243,6 +254,7 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       await ins('chessboard.buildings', buildings);
       await ins('chessboard.property_objects', strip(objects));
       await ins('chessboard.property_object_status_history', history);
+      await ins('crm.property_objects', crmObjects);
       await ins('crm.booking_programs', programs);
       await ins('crm.deals', deals);
       await ins('crm.bookings', bookings);

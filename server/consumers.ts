@@ -1,6 +1,7 @@
 import { crmPropertyObjectStatusConsumer } from './chessboard/crm-property-object-status.consumer';
 import { cardProjectionConsumer } from './catalog/card-projection.consumer';
+import { crmPropertyObjectProjectionConsumer } from './crm/property-object-projection.consumer';
 import type { ConsumerDefinition } from './platform/kafka/consumer-runner';
 
 /** Every Kafka consumer the worker runs. */
-export const consumers: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer];
+export const consumers: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer, crmPropertyObjectProjectionConsumer];

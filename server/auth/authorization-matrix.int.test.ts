@@ -9,6 +9,7 @@ import { bookingPrograms, bookings, deals } from '../crm/schema';
 import { COMMAND_ROLES } from '../crm/permissions';
 import type { Actor, Role } from './actor';
 import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from './test-fixtures';
+import { projectedObjectOf } from '../testing/crm-projection';
 
 /**
  * Authorization matrix: every procedure of auth, chessboard, booking and deal (and ops.bookingTimeline)
@@ -145,8 +146,11 @@ const cases: Case[] = [
   // booking commands
   {
     path: 'booking.create', roles: COMMAND_ROLES['booking.create'],
-    setup: async (tenantId) => ({ dealId: await insertDeal(tenantId, 'Application'), programId: await insertProgram(tenantId, false) }),
-    call: (c, fx) => c.booking.create({ dealId: fx.ids.dealId, programId: fx.ids.programId, propertyObjectId: randomUUID() }),
+    setup: async (tenantId) => ({
+      dealId: await insertDeal(tenantId, 'Application'), programId: await insertProgram(tenantId, false),
+      objectId: await projectedObjectOf(t.database, tenantId),
+    }),
+    call: (c, fx) => c.booking.create({ dealId: fx.ids.dealId, programId: fx.ids.programId, propertyObjectId: fx.ids.objectId }),
   },
   {
     path: 'booking.uploadContract', roles: COMMAND_ROLES['booking.uploadContract'], setup: bookingSetup('reserved-paid'),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db';
 import { tenants, users } from '../ops/schema';
 import { buildings, projects, propertyObjects } from '../chessboard/schema';
+import { crmPropertyObjects } from '../crm/schema';
 import type { Actor, Role } from './actor';
 import { hashPassword } from './session';
 
@@ -47,6 +48,12 @@ export async function insertTenantWorld(db: Db, tenantId: string, now = new Date
     { ...base, id: objectIds.reserved, section: 2, floor: 1, number: '102', status: 'Reserved', reservedUntil: new Date(now.getTime() + 3600_000), holdDealId: randomUUID() },
     { ...base, id: objectIds.booked, section: 1, floor: 2, number: '201', status: 'Booked', bookedUntil: new Date(now.getTime() + 48 * 3600_000), holdDealId: randomUUID() },
     { ...base, id: objectIds.sold, section: 2, floor: 2, number: '202', status: 'Sold', soldAt: now },
+  ]);
+  // crm's view of them, as its projection consumer would have it (DESIGN decision 8)
+  const view = { tenantId, projectId, sourceVersion: 1, sourceChangedAt: now };
+  await db.insert(crmPropertyObjects).values([
+    { ...view, id: objectIds.free, status: 'Free' }, { ...view, id: objectIds.reserved, status: 'Reserved' },
+    { ...view, id: objectIds.booked, status: 'Booked' }, { ...view, id: objectIds.sold, status: 'Sold' },
   ]);
   return { tenantId, projectId, buildingId, objectIds };
 }

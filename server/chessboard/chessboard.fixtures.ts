@@ -7,6 +7,7 @@ import type { JobContext } from '../platform/jobs/types';
 import type { ConsumedMessage } from '../platform/kafka/consumer-runner';
 import { createKafka } from '../platform/kafka/client';
 import type { Logger } from '../platform/logger';
+import { projectObjects } from '../testing/crm-projection';
 
 /** Test support for the chessboard integration tests (not a test file itself). */
 
@@ -66,6 +67,8 @@ export async function insertObjects(database: Database, place: Place, specs: Obj
     const chunk = rows.slice(i, i + 1000);
     await database.sql`INSERT INTO chessboard.property_objects ${database.sql(chunk as never)}`;
   }
+  // and crm's view of them, as its projection consumer would have it (DESIGN decision 8)
+  await projectObjects(database, rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, projectId: r.project_id, status: r.status, version: r.version })));
   return rows.map((r) => r.id);
 }
 
@@ -114,7 +117,7 @@ export async function statusChangedEvents(database: Database, objectId?: string)
 export function crmEnvelope<T extends CrmTopic>(
   topic: T,
   payload: CrmPayload<T>,
-  opts: { messageId?: string; correlationId?: string; aggregateId?: string } = {},
+  opts: { messageId?: string; correlationId?: string; aggregateId?: string; occurredAt?: Date } = {},
 ): AnyEnvelope {
   const p = payload as { bookingId?: string | null; dealId: string; tenantId: string };
   return contracts[topic].parse({
@@ -123,7 +126,7 @@ export function crmEnvelope<T extends CrmTopic>(
     contractVersion: 1,
     aggregateType: p.bookingId && !topic.includes('deal-') ? 'Booking' : 'Deal',
     aggregateId: opts.aggregateId ?? (topic.includes('deal-') ? p.dealId : p.bookingId),
-    occurredAt: new Date().toISOString(),
+    occurredAt: (opts.occurredAt ?? new Date()).toISOString(),
     tenantId: p.tenantId,
     correlationId: opts.correlationId ?? randomUUID(),
     causationId: null,

@@ -26,7 +26,7 @@ const inTwoDays = () => new Date(Date.now() + 48 * HOUR);
 type Delivery = { outcome: HandlerOutcome; messageId: string; correlationId: string } | { rejected: string; messageId: string };
 
 /** Delivers one crm event the way the runner does: the handler in a transaction; a rejection's record in another. */
-async function deliver<T extends CrmTopic>(topic: T, payload: CrmPayload<T>, opts: { messageId?: string } = {}): Promise<Delivery> {
+async function deliver<T extends CrmTopic>(topic: T, payload: CrmPayload<T>, opts: { messageId?: string; occurredAt?: Date } = {}): Promise<Delivery> {
   const envelope = crmEnvelope(topic, payload, opts);
   try {
     const outcome = await t.database.db.transaction((tx) => crmPropertyObjectStatusConsumer.handle(tx, consumed(topic, envelope), { logger: t.logger, env: t.env }));
@@ -206,10 +206,37 @@ describe('crm-property-object-status: guards and reordering', () => {
     expect(await mismatchMetric(TOPICS.bookingCancelled)).toBe(metricBefore + 1);
   });
 
-  it('INV-CHS-003: Reserve of an object held by another deal is a mismatch', async () => {
+  it('INV-CHS-003: a create of another deal OLDER than the holding booking is a mismatch, object untouched', async () => {
     const id = await oneFree();
-    await deliver(TOPICS.bookingCreated, bookingOf(id).created(inAnHour()));
-    expect(await deliver(TOPICS.bookingCreated, bookingOf(id).created(inAnHour()))).toMatchObject({ rejected: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH });
+    const t0 = Date.now();
+    await deliver(TOPICS.bookingCreated, bookingOf(id).created(inAnHour()), { occurredAt: new Date(t0) });
+    const before = await readObject(t.database, id);
+    expect(await deliver(TOPICS.bookingCreated, bookingOf(id).created(inAnHour()), { occurredAt: new Date(t0 - 60_000) })).toMatchObject({ rejected: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH });
+    expect(await readObject(t.database, id)).toEqual(before);
+  });
+
+  it('DESIGN decision 7: a create of another deal NEWER than the holding booking takes the hold over; the old booking\'s late events are no-ops', async () => {
+    const id = await oneFree();
+    const t0 = Date.now();
+    const old = bookingOf(id);
+    const next = bookingOf(id);
+    await deliver(TOPICS.bookingCreated, old.created(inAnHour()), { occurredAt: new Date(t0) });
+    const until = new Date(Date.now() + 30 * 60_000);
+    const taken = await deliver(TOPICS.bookingCreated, next.created(until), { occurredAt: new Date(t0 + 60_000) });
+    expect(taken).toMatchObject({ outcome: { result: 'applied', detail: expect.stringContaining('taken over') } });
+    expect(await readObject(t.database, id)).toMatchObject({ status: 'Reserved', hold_deal_id: next.dealId, hold_booking_id: next.bookingId, reserved_until: until });
+    const history = await t.database.sql<{ from_status: string; to_status: string; booking_id: string; deal_id: string; reason: string }[]>`
+      SELECT from_status, to_status, booking_id::text, deal_id::text, reason FROM chessboard.property_object_status_history WHERE property_object_id = ${id} ORDER BY id`;
+    expect(history.slice(-2)).toEqual([
+      { from_status: 'Reserved', to_status: 'Free', booking_id: old.bookingId, deal_id: old.dealId, reason: expect.stringContaining('DESIGN decision 7') },
+      { from_status: 'Free', to_status: 'Reserved', booking_id: next.bookingId, deal_id: next.dealId, reason: expect.stringContaining('DESIGN decision 7') },
+    ]);
+    // the old booking's release arrives late: a logged no-op, not a HOLD_MISMATCH; the hold stays with the new booking
+    const late = await deliver(TOPICS.bookingCancelled, old.cancelled(), { occurredAt: new Date(t0 + 30_000) });
+    expect(late).toMatchObject({ outcome: { result: 'no-op', detail: expect.stringContaining('already released') } });
+    // a confirm of a booking that does not hold the object is still refused (INV-CHS-003)
+    expect(await deliver(TOPICS.bookingConfirmed, bookingOf(id).confirmed(inAnHour()))).toMatchObject({ rejected: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH });
+    expect(await readObject(t.database, id)).toMatchObject({ status: 'Reserved', hold_booking_id: next.bookingId });
   });
 
   it('Reserve of a Sold or Hidden object → NOT_AVAILABLE (DLQ), object untouched', async () => {

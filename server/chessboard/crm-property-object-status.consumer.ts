@@ -103,7 +103,15 @@ export async function handleCrmPropertyObjectStatus(
     if (decision.code === PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH) {
       crmHoldMismatches.inc({ topic });
       log.warn({ code: decision.code, holdDealId: object.holdDealId, holdBookingId: object.holdBookingId, status: object.status, detail: decision.detail }, 'INV-CHS-003 hold mismatch');
-      throw new RejectMessage(decision.code, `INV-CHS-003: ${decision.detail}`, (rtx) => recordHoldMismatch(rtx, object, message, event.bookingId, event.dealId, decision.detail));
+      // A release of a booking that does not hold the object still says that booking has ended in crm:
+      // its tombstone stops its own late create/confirm from taking the object later (DESIGN decisions 3, 7).
+      const tombstone = event.kind === 'released' && object.holdBookingId !== event.bookingId;
+      throw new RejectMessage(decision.code, `INV-CHS-003: ${decision.detail}`, async (rtx) => {
+        await recordHoldMismatch(rtx, object, message, event.bookingId, event.dealId, decision.detail);
+        if (tombstone) {
+          await recordCrmBookingVersion(rtx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: true, at, eventAt: event.occurredAt });
+        }
+      });
     }
     throw new RejectMessage(decision.code, decision.detail);
   }
@@ -126,7 +134,7 @@ export async function handleCrmPropertyObjectStatus(
       causationId: envelope.messageId,
       bookingId: step.bookingId,
       dealId: step.dealId,
-      reason: `${topic} ${step.transition}`,
+      reason: step.reason ? `${topic} ${step.transition}: ${step.reason}` : `${topic} ${step.transition}`,
     });
   }
   for (const previous of decision.releasedBookings) {

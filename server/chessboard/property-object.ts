@@ -198,6 +198,8 @@ export interface Step {
   /** the booking / deal the step is about (the released one for an implied release) */
   bookingId: string | null;
   dealId: string | null;
+  /** what the status history says about the step (default: the topic and the transition) */
+  reason?: string;
 }
 
 export type CrmDecision =
@@ -211,10 +213,23 @@ const noOp = (reason: string, opts: { record?: boolean; releasesBooking?: boolea
   ({ kind: 'no-op', reason, record: opts.record ?? true, releasesBooking: opts.releasesBooking ?? false });
 
 /**
+ * DESIGN decision 7: is the booking that holds the object older than this create (crm's clock)? Known
+ * from the holder's latest recorded event (it was active then, so a create after it came after the
+ * holder's end); for a hold whose booking the consumer never saw (seeded, imported) the hold's own
+ * time stands in — chessboard took it after crm had created the holder.
+ */
+function holderIsOlder(state: PropertyObjectState, holder: BookingRecord | null, event: CrmBookingEvent): boolean {
+  if (!event.occurredAt) return false;
+  const holderAt = holder ? holder.lastEventAt : state.statusChangedAt;
+  return !!holderAt && holderAt.getTime() < event.occurredAt.getTime();
+}
+
+/**
  * Decides what a CRM booking event does to the object it names.
  *  - DESIGN decision 3: an event of a booking that was released (or a tombstone left by a release that
  *    overtook its create) is a no-op; an event not newer than the booking's applied version is a no-op.
- *  - INV-CHS-003 (HoldOwnership): an event of a deal other than the hold's deal is a HOLD_MISMATCH.
+ *  - INV-CHS-003 (HoldOwnership): an event of a deal other than the hold's deal is a HOLD_MISMATCH —
+ *    except a create newer than the holding booking: DESIGN decision 7 moves the hold to it.
  *    A release of an object that is not held (already Free: e.g. the safety net released it first) is
  *    an idempotent no-op, not a mismatch.
  *  - INV-CHS-001: every step goes through the source guard (catch-up moves only when the event is ahead).
@@ -253,8 +268,23 @@ export function decideCrmEvent(
       if (state.status === 'Free') {
         return apply('Reserve Free → Reserved', [step('Reserve', reserve(state, { ...hold, reservedUntil: event.reservedUntil! }, at))]);
       }
-      if (!sameDeal) return mismatch(`reserve by deal ${event.dealId}, object held by deal ${state.holdDealId}`);
       if (sameBooking) return noOp('object already held by this booking');
+      if (!sameDeal) {
+        // DESIGN decision 7: INV-BKG-001 (crm's unique index) means the holding booking of the other deal
+        // had ended before this one was created when it is the OLDER one — its release is still in flight
+        // on another topic. Then the hold moves to this booking (its late release becomes a no-op through
+        // the tombstone). A create older than the holder, or one we cannot place in time, is refused.
+        if (!holderIsOlder(state, holder, event)) {
+          return mismatch(`reserve by deal ${event.dealId}, object held by deal ${state.holdDealId} whose booking is not older than this create`);
+        }
+        const freed = release(state, 'Crm', at);
+        const previous = { bookingId: state.holdBookingId, dealId: state.holdDealId! };
+        const takeOver = `hold taken over from booking ${previous.bookingId ?? '(unknown)'} of deal ${previous.dealId} by booking ${event.bookingId} of deal ${event.dealId} (DESIGN decision 7)`;
+        return apply('Release (older booking of another deal) + Reserve: hold taken over', [
+          { transition: 'Release', from: state, to: freed, ...previous, reason: takeOver },
+          { ...step('Reserve', reserve(freed, { ...hold, reservedUntil: event.reservedUntil! }, at), freed), reason: takeOver },
+        ], previous.bookingId ? [{ bookingId: previous.bookingId, dealId: previous.dealId }] : []);
+      }
       // Another booking of the same deal holds it. INV-BKG-001 (one active booking per object in crm)
       // says one of the two ended before the other began — but creates travel on different partitions,
       // so the late one may be either. crm's clock tells which: the holding booking was active at its

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
 import { contracts, type Topic } from '../contracts';
 import { TOPICS } from '../platform/kafka/topics';
+import { projectedObjectOf } from '../testing/crm-projection';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
@@ -42,11 +43,14 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** A Free object of `tenantId` in crm's view (crm.property_objects), as the projection would have it. */
+const obj = (tenantId: string = TENANT) => projectedObjectOf(t.database, tenantId);
+
 async function newBooking(opts: { program?: { id: string }; by?: ReturnType<typeof actor>; dealStatus?: 'Application' | 'Booking' } = {}) {
   const deal = await insertDeal(t, TENANT, opts.dealStatus ?? 'Application');
   const booking = await callerFor(t, opts.by ?? agent).booking.create({
     dealId: deal.id,
-    propertyObjectId: randomUUID(),
+    propertyObjectId: await obj(),
     programId: (opts.program ?? freeProgram).id,
   });
   return { deal, booking };
@@ -66,7 +70,7 @@ describe('create (INV-BKG-2, INV-BKG-001)', () => {
   it('reserves: Reserved with ReserveExpiresAt = CreatedAt + 60 min, deal Application → Booking, timeline + booking-created in one commit', async () => {
     const correlationId = randomUUID();
     const deal = await insertDeal(t, TENANT, 'Application');
-    const propertyObjectId = randomUUID();
+    const propertyObjectId = await obj();
     const booking = await callerFor(t, agent, correlationId).booking.create({ dealId: deal.id, propertyObjectId, programId: freeProgram.id });
 
     expect(booking).toMatchObject({ status: 'Reserved', version: 1, dealId: deal.id, tenantId: TENANT, propertyObjectId, paymentStatus: 'NotRequired', createdBy: agent.userId });
@@ -93,7 +97,7 @@ describe('create (INV-BKG-2, INV-BKG-001)', () => {
     const deal = await insertDeal(t, TENANT, 'Draft');
     const before = await crmRowCounts(t);
     await expectTrpcError(
-      callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id }),
+      callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id }),
       'PRECONDITION_FAILED',
       'CRM_BOOKING_DEAL_NOT_ENGAGED',
     );
@@ -102,14 +106,14 @@ describe('create (INV-BKG-2, INV-BKG-001)', () => {
 
   it('a deal already in Booking may book another object; the deal stays in Booking', async () => {
     const { deal } = await newBooking();
-    const second = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id });
+    const second = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id });
     expect(second.status).toBe('Reserved');
     expect((await dealRow(t, deal.id)).status).toBe('Booking');
   });
 
   it('INV-BKG-001: two concurrent creates on one object → exactly one succeeds, the other CRM_BOOKING_PROPERTY_OBJECT_BUSY (CONFLICT)', async () => {
     for (let i = 0; i < 10; i++) {
-      const propertyObjectId = randomUUID();
+      const propertyObjectId = await obj();
       const [dealA, dealB] = await Promise.all([insertDeal(t, TENANT), insertDeal(t, TENANT)]);
       const results = await Promise.allSettled([
         callerFor(t, agent).booking.create({ dealId: dealA.id, propertyObjectId, programId: freeProgram.id }),
@@ -134,7 +138,7 @@ describe('create (INV-BKG-2, INV-BKG-001)', () => {
 
   it('INV-BKG-001 also serialises two creates of one deal on one object', async () => {
     const deal = await insertDeal(t, TENANT);
-    const propertyObjectId = randomUUID();
+    const propertyObjectId = await obj();
     const results = await Promise.allSettled([
       callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId, programId: freeProgram.id }),
       callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId, programId: freeProgram.id }),
@@ -155,7 +159,7 @@ describe('create (INV-BKG-2, INV-BKG-001)', () => {
   it('a program of another tenant is CRM_PROGRAM_NOT_FOUND', async () => {
     const deal = await insertDeal(t, TENANT);
     await expectTrpcError(
-      callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: otherTenantProgram.id }),
+      callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: otherTenantProgram.id }),
       'NOT_FOUND',
       'CRM_PROGRAM_NOT_FOUND',
     );
@@ -304,7 +308,7 @@ describe('cancel (INV-BKG-8) and Deal.Cancel', () => {
 
   it('the deal stays in Booking while another of its bookings is active', async () => {
     const { deal, booking } = await newBooking();
-    await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id });
+    await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id });
     await callerFor(t, agent).booking.cancel({ bookingId: booking.id, reason: 'other object' });
     expect((await dealRow(t, deal.id)).status).toBe('Booking');
   });
@@ -358,7 +362,7 @@ describe('transactional outbox', () => {
 describe('idempotency keys', () => {
   it('a replay with the same key and input returns the first booking and writes nothing', async () => {
     const deal = await insertDeal(t, TENANT);
-    const input = { dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id, idempotencyKey: `create-${randomUUID()}` };
+    const input = { dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id, idempotencyKey: `create-${randomUUID()}` };
     const first = await callerFor(t, agent).booking.create(input);
     const after = await crmRowCounts(t);
     const created = await registry.getSingleMetric('crm_bookings_created_total')!.get();
@@ -383,15 +387,15 @@ describe('idempotency keys', () => {
   it('the same key with a different input (or by another caller) → CRM_IDEMPOTENCY_KEY_REUSED (CONFLICT), nothing written', async () => {
     const deal = await insertDeal(t, TENANT);
     const key = `create-${randomUUID()}`;
-    await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id, idempotencyKey: key });
+    await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id, idempotencyKey: key });
     const before = await crmRowCounts(t);
     await expectTrpcError(
-      callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id, idempotencyKey: key }),
+      callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id, idempotencyKey: key }),
       'CONFLICT',
       'CRM_IDEMPOTENCY_KEY_REUSED',
     );
     await expectTrpcError(
-      callerFor(t, actor('agent', TENANT)).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id, idempotencyKey: key }),
+      callerFor(t, actor('agent', TENANT)).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id, idempotencyKey: key }),
       'CONFLICT',
       'CRM_IDEMPOTENCY_KEY_REUSED',
     );
@@ -400,7 +404,7 @@ describe('idempotency keys', () => {
 
   it('concurrent calls with one key run the command once', async () => {
     const deal = await insertDeal(t, TENANT);
-    const input = { dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id, idempotencyKey: `create-${randomUUID()}` };
+    const input = { dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id, idempotencyKey: `create-${randomUUID()}` };
     const results = await Promise.all([1, 2, 3].map(() => callerFor(t, agent).booking.create(input)));
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
     const [{ n }] = await t.database.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM crm.bookings WHERE deal_id = ${deal.id}`;
@@ -410,7 +414,7 @@ describe('idempotency keys', () => {
   it('a failed first call stores no key: the retry runs the command', async () => {
     const draft = await insertDeal(t, TENANT, 'Draft');
     const key = `create-${randomUUID()}`;
-    const input = { dealId: draft.id, propertyObjectId: randomUUID(), programId: freeProgram.id, idempotencyKey: key };
+    const input = { dealId: draft.id, propertyObjectId: await obj(), programId: freeProgram.id, idempotencyKey: key };
     await expectTrpcError(callerFor(t, agent).booking.create(input), 'PRECONDITION_FAILED', 'CRM_BOOKING_DEAL_NOT_ENGAGED');
     await t.database.sql`UPDATE crm.deals SET status = 'Application' WHERE id = ${draft.id}`;
     expect((await callerFor(t, agent).booking.create(input)).status).toBe('Reserved');
@@ -484,7 +488,7 @@ describe('roles and tenants', () => {
     const who = actor(role, role === 'ops' ? null : TENANT);
     const before = await crmRowCounts(t);
     const inputs: Record<(typeof COMMANDS)[number], unknown> = {
-      create: { dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id },
+      create: { dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id },
       uploadContract: { bookingId: booking.id, document: 'd' },
       uploadReceipt: { bookingId: booking.id, document: 'd' },
       confirm: { bookingId: booking.id },
@@ -527,7 +531,7 @@ describe('roles and tenants', () => {
     expect(await crmRowCounts(t)).toEqual(before);
     // an agent of another tenant cannot book on this tenant's deal
     await expectTrpcError(
-      callerFor(t, foreignAgent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id }),
+      callerFor(t, foreignAgent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id }),
       'NOT_FOUND',
       'CRM_DEAL_NOT_FOUND',
     );
@@ -549,7 +553,7 @@ describe('roles and tenants', () => {
     await expectTrpcError(callerFor(t, agent).booking.startSale({ bookingId: booking.id }), 'FORBIDDEN');
     await expectTrpcError(callerFor(t, agent).deal.cancel({ dealId: deal.id, reason: 'r' }), 'FORBIDDEN');
     await expectTrpcError(
-      callerFor(t, manager).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id }),
+      callerFor(t, manager).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id }),
       'FORBIDDEN',
     );
   });
@@ -562,7 +566,7 @@ describe('roles and tenants', () => {
 
   it('pin_manager works across tenants', async () => {
     const otherDeal = await insertDeal(t, OTHER_TENANT);
-    const booking = await callerFor(t, pin).booking.create({ dealId: otherDeal.id, propertyObjectId: randomUUID(), programId: otherTenantProgram.id });
+    const booking = await callerFor(t, pin).booking.create({ dealId: otherDeal.id, propertyObjectId: await obj(OTHER_TENANT), programId: otherTenantProgram.id });
     expect(booking.tenantId).toBe(OTHER_TENANT);
     expect((await callerFor(t, pin).booking.confirm({ bookingId: booking.id })).status).toBe('Booked');
   });
@@ -574,7 +578,7 @@ describe('command through the direct function (tx, input, ctx)', () => {
     const before = await crmRowCounts(t);
     await expect(
       t.database.db.transaction(async (tx) => {
-        await createBookingCommand(tx, { dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id }, commandContext(agent, randomUUID()));
+        await createBookingCommand(tx, { dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id }, commandContext(agent, randomUUID()));
         throw new Error('abort');
       }),
     ).rejects.toThrow('abort');
@@ -646,7 +650,7 @@ describe('saga metrics (after commit, never for a replay)', () => {
 describe('Deal.Cancel with several active bookings', () => {
   it('cancels every active booking and writes one deal-cancelled per released booking', async () => {
     const { deal, booking: first } = await newBooking();
-    const second = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: freeProgram.id });
+    const second = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id });
     await callerFor(t, agent).booking.confirm({ bookingId: second.id });
     const result = await callerFor(t, pin).deal.cancel({ dealId: deal.id, reason: 'deal lost' });
     expect(result.cancelledBookings.map((b) => b.id).sort()).toEqual([first.id, second.id].sort());

@@ -12,6 +12,7 @@ import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/shared';
 import { uploadContractCommand } from './commands/upload-contract';
 import { actor, bookingRow, callerFor, dealRow, httpCall, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from './crm-test-fixtures';
+import { projectedObjectOf } from '../testing/crm-projection';
 
 /**
  * booking-expiration on real PostgreSQL (INV-BKG-5): phases, batching, SKIP LOCKED, idempotency by
@@ -35,8 +36,9 @@ async function metricValue(name: string, labels: Record<string, string> = {}): P
 /** A booking created by the command at a chosen time (so its deadlines are known exactly). */
 async function bookingAt(t: TestContext, program: { id: string }, createdAt: Date, dealId?: string) {
   const deal = dealId ? { id: dealId } : await insertDeal(t, TENANT);
+  const objectId = await projectedObjectOf(t.database, TENANT);
   return t.database.db.transaction((tx) =>
-    createBookingCommand(tx, { dealId: deal.id, propertyObjectId: randomUUID(), programId: program.id }, commandContext(agent, randomUUID(), createdAt)),
+    createBookingCommand(tx, { dealId: deal.id, propertyObjectId: objectId, programId: program.id }, commandContext(agent, randomUUID(), createdAt)),
   );
 }
 
@@ -327,7 +329,7 @@ describe('races with confirm and extend (100 runs each)', () => {
     const outcomes = { confirmed: 0, expired: 0 };
     for (let i = 0; i < 100; i++) {
       const deal = await insertDeal(t, TENANT);
-      const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: free.id });
+      const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await projectedObjectOf(t.database, TENANT), programId: free.id });
       // the worker's clock is past the reserve deadline; the confirm's (real) clock is inside it: both are legal alone
       const jobNow = new Date(booking.reserveExpiresAt.getTime() + 1000);
       const mode = modeOf(i);
@@ -372,7 +374,7 @@ describe('races with confirm and extend (100 runs each)', () => {
     const outcomes = { extended: 0, expired: 0 };
     for (let i = 0; i < 100; i++) {
       const deal = await insertDeal(t, TENANT);
-      const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: free.id });
+      const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await projectedObjectOf(t.database, TENANT), programId: free.id });
       const confirmed = await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
       const jobNow = new Date(confirmed.bookingExpiresAt!.getTime() + 1000);
       const mode = modeOf(i);
@@ -413,7 +415,7 @@ describe('races with confirm and extend (100 runs each)', () => {
 
   it('a stale confirm after the worker expired the booking answers RESERVE_EXPIRED with the deadline over HTTP (data.deadline), not VERSION_CONFLICT', async () => {
     const deal = await insertDeal(t, TENANT);
-    const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: free.id });
+    const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await projectedObjectOf(t.database, TENANT), programId: free.id });
     await run(t, new Date(booking.reserveExpiresAt.getTime() + 1000));
     expect((await bookingRow(t, booking.id)).status).toBe('ReserveExpired');
     const res = await httpCall(t, agent, 'booking.confirm', { bookingId: booking.id, expectedVersion: 1 }, 'mutation');

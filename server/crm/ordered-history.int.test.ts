@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { actor, bookingRow, callerFor, insertDeal, insertProgram, timelineOf } from './crm-test-fixtures';
 import { bookingTimeline } from './schema';
+import { projectedObjectOf } from '../testing/crm-projection';
 
 /**
  * Ordered history (issue 15): a transition's time is read under the booking's (or its deal's) row
@@ -27,7 +28,7 @@ afterAll(async () => {
 
 async function newBooking() {
   const deal = await insertDeal(t, TENANT);
-  const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: program.id });
+  const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await projectedObjectOf(t.database, TENANT), programId: program.id });
   return { deal, booking };
 }
 

@@ -7,6 +7,7 @@ import { commandContext } from './commands/shared';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { actor, callerFor, expectTrpcError, insertDeal, insertProgram } from './crm-test-fixtures';
 import { listBookings } from './queries';
+import { projectedObjectOf } from '../testing/crm-projection';
 
 /** The read side: filters, server-side pagination and sorting, tenant scope. */
 
@@ -24,7 +25,8 @@ let program: { id: string };
 let otherProgram: { id: string };
 let dealWithTwo: { id: string };
 
-async function book(tenant: string, programId: string, createdAt: Date, dealId?: string, propertyObjectId: string = randomUUID()) {
+async function book(tenant: string, programId: string, createdAt: Date, dealId?: string, propertyObjectId?: string) {
+  propertyObjectId ??= await projectedObjectOf(t.database, tenant);
   const deal = dealId ? { id: dealId } : await insertDeal(t, tenant);
   return t.database.db.transaction((tx) =>
     createBookingCommand(tx, { dealId: deal.id, propertyObjectId, programId }, commandContext(pin, randomUUID(), createdAt)),

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigserial, boolean, check, index, integer, jsonb, pgSchema, text, timestamp, uniqueIndex, uuid,
 } from 'drizzle-orm/pg-core';
-import { outboxTable } from '../platform/outbox/table';
+import { inboxTable, outboxTable } from '../platform/outbox/table';
 
 export const crm = pgSchema('crm');
 
@@ -127,3 +127,34 @@ export const idempotencyKeys = crm.table('idempotency_keys', {
 });
 
 export const crmOutbox = outboxTable(crm);
+
+/** The inbox of crm's consumers (crm.property-object-projection). */
+export const crmInbox = inboxTable(crm);
+
+export const PROJECTED_OBJECT_STATUSES = ['Free', 'Reserved', 'Booked', 'Sold', 'Hidden'] as const;
+
+/**
+ * crm's own view of chessboard's property objects (DESIGN decision 8), fed by
+ * pin.chessboard.property-object-upserted/-status-changed/-deleted (crm reads no chessboard table).
+ * `source_version` is the chessboard row version of the last applied upsert/status change (an older
+ * or equal one is a no-op: events of one object travel on three topics); `deleted_at` is the time of
+ * the last deletion — anything that happened at or before it is stale, even after a re-create.
+ */
+export const crmPropertyObjects = crm.table(
+  'property_objects',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull(),
+    projectId: uuid('project_id').notNull(),
+    status: text('status', { enum: PROJECTED_OBJECT_STATUSES }).notNull(),
+    deleted: boolean('deleted').notNull().default(false),
+    sourceVersion: integer('source_version').notNull(),
+    sourceChangedAt: timestamp('source_changed_at', { withTimezone: true, precision: 3 }).notNull(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true, precision: 3 }),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('ck_crm_property_objects_status', sql`${t.status} IN ('Free', 'Reserved', 'Booked', 'Sold', 'Hidden')`),
+    check('ck_crm_property_objects_deleted', sql`NOT ${t.deleted} OR ${t.deletedAt} IS NOT NULL`),
+  ],
+);

@@ -9,6 +9,7 @@ import { TOPICS } from '../platform/kafka/topics';
 import { createLogger } from '../platform/logger';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { deliverCrmEvent, type OutboxRow } from './helpers/consumer-emulation';
+import { projectObjects } from '../testing/crm-projection';
 
 /**
  * Regression of the bug the randomized interleavings found (fast-check counterexample, shrunk):
@@ -47,6 +48,7 @@ async function rebookedObject() {
   const dealId = randomUUID();
   await sql`INSERT INTO chessboard.property_objects (id, tenant_id, project_id, building_id, section, floor, number, rooms, area, price, status, status_source, version)
             VALUES (${objectId}, ${tenantId}, ${projectId}, ${buildingId}, 1, 1, ${objectId.slice(0, 6)}, 1, 40, 5000000, 'Free', 'Import', 1)`;
+  await projectObjects(t.database, [{ id: objectId, tenantId, projectId }]);
   await sql`INSERT INTO crm.deals (id, tenant_id, title, status) VALUES (${dealId}, ${tenantId}, 'Deal', 'Application')`;
   const at = (s: number) => commandContext(pin, randomUUID(), new Date(T0.getTime() + s * 1000));
   const a = await db.transaction((tx) => createBookingCommand(tx, { dealId, propertyObjectId: objectId, programId }, at(0)));

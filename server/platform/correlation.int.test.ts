@@ -20,6 +20,7 @@ import { startConsumer, type RunningConsumer } from './kafka/consumer-runner';
 import { TOPICS, withPrefix } from './kafka/topics';
 import { createOutboxRelayJob } from './outbox/outbox-relay.job';
 import { startTracing, type Tracing } from './tracing';
+import { projectedObjectOf } from '../testing/crm-projection';
 
 /**
  * End-to-end correlation through the real broker: the request's correlationId (or the job's runId)
@@ -69,7 +70,7 @@ interface OutboxRow {
 }
 const outboxRows = (outbox: 'crm' | 'chessboard', aggregateId: string, topic: string) =>
   t.database.sql.unsafe<OutboxRow[]>(`SELECT message_id, headers, payload FROM ${outbox}.outbox WHERE aggregate_id = $1 AND topic = $2 ORDER BY id`, [aggregateId, topic]);
-const inboxRow = (inbox: 'chessboard' | 'catalog', consumer: string, messageId: string) =>
+const inboxRow = (inbox: 'chessboard' | 'catalog' | 'crm', consumer: string, messageId: string) =>
   eventually(async () => (await t.database.sql.unsafe<{ result: string }[]>(
     `SELECT result FROM ${inbox}.inbox WHERE consumer = $1 AND message_id = $2`, [consumer, messageId]))[0], 60_000, `${inbox}.inbox row of ${messageId}`);
 /** The consumer's span of one message (it ends right after the offset commit). */
@@ -174,10 +175,11 @@ describe('correlation and trace propagation', () => {
       const program = await insertProgram(t, tenantId);
       const create = async (headers: Record<string, string>) => {
         const deal = await insertDeal(t, tenantId);
+        const objectId = await projectedObjectOf(t.database, tenantId);
         const res = await POST(new Request('http://localhost/api/trpc/booking.create', {
           method: 'POST',
           headers: { 'content-type': 'application/json', host: 'localhost', cookie: `${SESSION_COOKIE}=${token}`, ...headers },
-          body: JSON.stringify(superjson.serialize({ dealId: deal.id, propertyObjectId: randomUUID(), programId: program.id })),
+          body: JSON.stringify(superjson.serialize({ dealId: deal.id, propertyObjectId: objectId, programId: program.id })),
         }));
         expect(res.status, await res.clone().text()).toBe(200);
         const [row] = await t.database.sql<OutboxRow[]>`

@@ -18,6 +18,7 @@ import { startConsumer, type RunningConsumer } from './kafka/consumer-runner';
 import { TOPICS, withPrefix } from './kafka/topics';
 import { OutboxRelay } from './outbox/relay';
 import { writeOutbox } from './outbox/write';
+import { projectedObjectOf } from '../testing/crm-projection';
 
 /**
  * The log events of the specs ("Наблюдаемость / Logs") as JSON lines, captured from one cycle of each
@@ -122,7 +123,7 @@ describe('job cycles', () => {
     const deal = await insertDeal(t, tenant);
     const program = await insertProgram(t, tenant);
     const correlationId = randomUUID();
-    const booking = await callerFor(t, actor('agent', tenant), correlationId).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: program.id });
+    const booking = await callerFor(t, actor('agent', tenant), correlationId).booking.create({ dealId: deal.id, propertyObjectId: await projectedObjectOf(t.database, tenant), programId: program.id });
     expect(t.logLines().find((l) => l.msg === 'crm command applied' && l.bookingId === booking.id)).toMatchObject({
       level: 'info', correlationId, command: 'booking.create', dealId: deal.id, status: 'Reserved',
     });
@@ -218,6 +219,8 @@ describe('consumer runner and relay', () => {
   it('mismatch: WARN INV-CHS-003 hold mismatch and WARN rejected to the DLQ with the code', async () => {
     const holderDeal = randomUUID();
     const [id] = await insertObjects(t.database, place, [{ status: 'Reserved', holdDealId: holderDeal, timer: new Date(Date.now() + 3600_000) }]);
+    // the hold was taken after the intruder's create (DESIGN decision 7 moves only an OLDER hold)
+    await t.database.sql`UPDATE chessboard.property_objects SET status_changed_at = now() + interval '1 hour' WHERE id = ${id!}`;
     const intruder = bookingOf(id!);
     const correlationId = randomUUID();
     const messageId = await publishCrm(intruder.created(new Date(Date.now() + 3600_000)), correlationId);

@@ -10,6 +10,7 @@ import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fix
 import { CONSUMER_GROUPS } from './kafka/topics';
 import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
 import { JOB_NAMES } from './jobs/types';
+import { projectedObjectOf } from '../testing/crm-projection';
 
 /**
  * The two scrape endpoints after every job and command ran: the web's /api/metrics (its route handler,
@@ -124,7 +125,7 @@ describe('web /api/metrics (route handler)', () => {
     const created = [];
     for (let i = 0; i < 3; i++) {
       const deal = await insertDeal(t, tenant);
-      created.push(await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: randomUUID(), programId: program.id }));
+      created.push(await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await projectedObjectOf(t.database, tenant), programId: program.id }));
     }
     await callerFor(t, manager).booking.confirm({ bookingId: created[0]!.id });
     await callerFor(t, agent).booking.cancel({ bookingId: created[1]!.id, reason: 'changed plans' });
@@ -205,6 +206,8 @@ describe('worker /metrics (server/worker.ts as a child process)', () => {
     await t.database.sql`UPDATE crm.bookings SET booking_expires_at = now() - interval '1 minute' WHERE id = ${bookingIds[2]!}`;
     // an object held by another deal: the CRM event for it is refused (INV-CHS-003 → DLQ)
     const [held] = await insertObjects(t.database, place, [{ status: 'Reserved', timer: new Date(Date.now() + 3600_000) }]);
+    // … whose hold is newer than the intruder's create (DESIGN decision 7 moves only an OLDER hold)
+    await t.database.sql`UPDATE chessboard.property_objects SET status_changed_at = now() + interval '1 hour' WHERE id = ${held!}`;
     const intruder = await insertDeal(t, TENANT);
     await callerFor(t, agent).booking.create({ dealId: intruder.id, propertyObjectId: held!, programId: program.id });
     // catalog: Delisted cards past the retention period (with overrides), and one that is too young

@@ -9,6 +9,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
 import { upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
 import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
+import { crmPropertyObjectProjectionConsumer } from '../crm/property-object-projection.consumer';
 import { runJobCycle, type JobRunResult } from '../platform/jobs/run-log';
 import { createKafka } from '../platform/kafka/client';
 import { startConsumer, type ConsumerDefinition, type RunningConsumer } from '../platform/kafka/consumer-runner';
@@ -18,7 +19,7 @@ import { createCapturingLogger, type Logger } from '../platform/logger';
 import { createOutboxRelayJob } from '../platform/outbox/outbox-relay.job';
 import type { TestContext } from './harness';
 
-export const SAGA_CONSUMERS: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer];
+export const SAGA_CONSUMERS: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer, crmPropertyObjectProjectionConsumer];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -197,8 +198,9 @@ export async function startBackbone(t: TestContext): Promise<Backbone> {
         if ((await unpublished('crm')) > 0) return false;
         if (((await lag()).get(crmPropertyObjectStatusConsumer.name) ?? 0) > 0) return false;
         if ((await unpublished('chessboard')) > 0) return false;
-        return ((await lag()).get(cardProjectionConsumer.name) ?? 0) === 0;
-      }, 'both outboxes published and both consumer groups at lag 0', timeoutMs);
+        const after = await lag();
+        return (after.get(cardProjectionConsumer.name) ?? 0) === 0 && (after.get(crmPropertyObjectProjectionConsumer.name) ?? 0) === 0;
+      }, 'both outboxes published and every consumer group at lag 0', timeoutMs);
     },
     async resetOffsetsToEarliest() {
       await Promise.all(SAGA_CONSUMERS.map((def) => resetGroupToEarliest(kafka, admin, t.env.KAFKA_TOPIC_PREFIX, def)));

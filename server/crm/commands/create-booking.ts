@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { pgConstraint, pgErrorCode } from '../../platform/errors';
@@ -7,12 +8,13 @@ import { createBooking, type BookingRecord } from '../booking';
 import { onBookingCreated } from '../deal';
 import { crmError } from '../errors';
 import { bookingCreatedEvent } from '../events';
-import { bookings } from '../schema';
+import { bookability } from '../property-object-view';
+import { bookings, crmPropertyObjects } from '../schema';
 import { idempotencyKeyInput, loadProgram, lockDeal, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
 
 export const createBookingInput = z.strictObject({
   dealId: z.uuid(),
-  // crm does not read chessboard's tables (DESIGN): the id is trusted, INV-BKG-001 guards uniqueness
+  // checked against crm's own view of the objects (crm.property_objects, DESIGN decision 8)
   propertyObjectId: z.uuid(),
   programId: z.uuid(),
   idempotencyKey: idempotencyKeyInput.optional(),
@@ -20,6 +22,32 @@ export const createBookingInput = z.strictObject({
 export type CreateBookingInput = z.infer<typeof createBookingInput>;
 
 const ACTIVE_OBJECT_INDEX = 'ux_bookings_active_property_object';
+
+/**
+ * DESIGN decision 8: crm books only what it may. One statement by primary key whatever the case, and
+ * one answer — CRM_PROPERTY_OBJECT_NOT_FOUND with the asked id only — for an unknown id, another
+ * tenant's object (the deal's tenant is the developer's) and a deleted one, so neither the body nor the
+ * timing tells another tenant's objects from random ids. Sold and Hidden (the tenant's own objects)
+ * answer their own conflict. The view may lag chessboard by the saga's latency; chessboard's guard
+ * (INV-CHS-001/003) stays the last word.
+ */
+async function assertBookable(tx: Tx, propertyObjectId: string, dealTenantId: string): Promise<void> {
+  const [view] = await tx
+    .select({ tenantId: crmPropertyObjects.tenantId, status: crmPropertyObjects.status, deleted: crmPropertyObjects.deleted })
+    .from(crmPropertyObjects)
+    .where(eq(crmPropertyObjects.id, propertyObjectId));
+  const verdict = bookability(view ?? null, dealTenantId);
+  switch (verdict.kind) {
+    case 'bookable':
+      return;
+    case 'not-found':
+      throw crmError('CRM_PROPERTY_OBJECT_NOT_FOUND', 'No such property object', { propertyObjectId });
+    case 'sold':
+      throw crmError('CRM_BOOKING_PROPERTY_OBJECT_SOLD', 'This property object is sold', { propertyObjectId });
+    case 'hidden':
+      throw crmError('CRM_BOOKING_PROPERTY_OBJECT_HIDDEN', 'This property object is withdrawn from sale', { propertyObjectId });
+  }
+}
 
 /**
  * [*] → Reserved (create-booking). One transaction: the booking, the deal Application → Booking, the
@@ -30,6 +58,7 @@ export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ct
   return withIdempotency(tx, ctx, 'booking.create', input, async () => {
     const deal = await lockDeal(tx, ctx, input.dealId);
     const program = await loadProgram(tx, input.programId, deal.tenantId);
+    await assertBookable(tx, input.propertyObjectId, deal.tenantId);
     const transition = createBooking({
       id: randomUUID(),
       deal,

@@ -32,6 +32,10 @@ export async function seedWorld(database: Database, n: number, opts: { tenantId?
     id, tenant_id: tenantId, project_id: projectId, building_id: buildingId, section: 1 + (i % 10), floor: 1 + Math.floor(i / 10) % 500,
     number: String(10_000 + i), rooms: 2, area: 50, price: 9_000_000, status: 'Free', status_source: 'Import', version: 1,
   })));
+  // crm's view of the objects (DESIGN decision 8), as its projection consumer would have it
+  await insertChunked(sql, 'crm.property_objects', objectIds.map((id) => ({
+    id, tenant_id: tenantId, project_id: projectId, status: 'Free', source_version: 1, source_changed_at: new Date().toISOString(),
+  })));
   await insertChunked(sql, 'crm.deals', dealIds.map((id) => ({ id, tenant_id: tenantId, title: 'Deal', status: 'Application' })));
   return { tenantId, projectId, buildingId, programId, objectIds, dealIds };
 }

@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import type { Actor, Role } from '../../auth/actor';
 import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from '../../auth/test-fixtures';
 import { COMMAND_ROLES } from '../../crm/permissions';
+import { projectedObjectOf } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
 import { createContextFor } from '../../trpc/context';
 import { appRouter, createCaller } from '../../trpc/root';
@@ -94,8 +95,10 @@ const CASES: Case[] = [
   // booking
   {
     path: 'booking.create', allowed: COMMAND_ROLES['booking.create'], byId: true,
-    setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId, 'Application'), programId: await insertProgram(t, tenantId, false) }),
-    input: (fx) => ({ dealId: fx.ids.dealId, programId: fx.ids.programId, propertyObjectId: randomUUID() }),
+    setup: async (t, tenantId) => ({
+      dealId: await insertDeal(t, tenantId, 'Application'), programId: await insertProgram(t, tenantId, false), objectId: await projectedObjectOf(t.database, tenantId),
+    }),
+    input: (fx) => ({ dealId: fx.ids.dealId, programId: fx.ids.programId, propertyObjectId: fx.ids.objectId }),
   },
   { path: 'booking.uploadContract', allowed: COMMAND_ROLES['booking.uploadContract'], byId: true, setup: booking('reserved-paid'), input: (fx) => ({ bookingId: fx.ids.bookingId, document: 'c.pdf' }) },
   { path: 'booking.uploadReceipt', allowed: COMMAND_ROLES['booking.uploadReceipt'], byId: true, setup: booking('awaiting-contract'), input: (fx) => ({ bookingId: fx.ids.bookingId, document: 'r.pdf' }) },

@@ -19,6 +19,7 @@ import type { JobContext } from '../../platform/jobs/types';
 import { createKafka } from '../../platform/kafka/client';
 import { TOPICS } from '../../platform/kafka/topics';
 import { createLogger } from '../../platform/logger';
+import { projectObjects } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
 import { CRM_STATUS_CONSUMER as CONSUMER, CRM_STATUS_TOPICS as CONSUMED_TOPICS, deliverCrmEvent } from '../helpers/consumer-emulation';
 import { figure, secondsSince } from '../helpers/figures';
@@ -135,7 +136,7 @@ export async function interleavingsScenario(t: TestContext, opts: { numRuns: num
   const resetTables = () => sql.unsafe(`
     DELETE FROM chessboard.inbox; DELETE FROM chessboard.outbox; DELETE FROM chessboard.crm_booking_versions;
     DELETE FROM chessboard.property_object_status_history; DELETE FROM chessboard.hold_releases; DELETE FROM chessboard.hold_mismatches;
-    DELETE FROM chessboard.property_objects;
+    DELETE FROM chessboard.property_objects; DELETE FROM crm.property_objects;
     DELETE FROM crm.booking_timeline; DELETE FROM crm.outbox; DELETE FROM crm.idempotency_keys; DELETE FROM crm.bookings; DELETE FROM crm.deals;`);
 
   const run = async (actions: Action[], finalSeed: number, bypassEvery: number) => {
@@ -148,6 +149,8 @@ export async function interleavingsScenario(t: TestContext, opts: { numRuns: num
       id, tenant_id: tenantId, project_id: projectId, building_id: buildingId, section: 1, floor: 1 + i, number: String(100 + i),
       rooms: 1, area: 40, price: 5_000_000, status: 'Free', status_source: 'Import', version: 1,
     })))}`;
+    // crm's view of the objects (DESIGN decision 8), as its projection consumer would have it
+    await projectObjects(t.database, objectIds.map((id) => ({ id, tenantId, projectId })));
     await sql`INSERT INTO crm.deals ${sql(dealIds.map((id) => ({ id, tenant_id: tenantId, title: 'Deal', status: 'Application' })))}`;
     const bookingIds: string[] = [];
     const deliveries: Delivery[] = [];

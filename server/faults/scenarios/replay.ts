@@ -12,6 +12,7 @@ import { extendBookingCommand } from '../../crm/commands/extend-booking';
 import { commandContext } from '../../crm/commands/shared';
 import { startSaleCommand } from '../../crm/commands/start-sale';
 import { withPrefix } from '../../platform/kafka/topics';
+import { projectObjects } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
 import { figure, secondsSince } from '../helpers/figures';
 import { plainKafka } from '../helpers/kafka-read';
@@ -28,7 +29,7 @@ import { sleep, startWorker, type ManagedProcess } from '../helpers/processes';
  */
 
 const SNAPSHOT_TABLES = [
-  'chessboard.property_objects', 'chessboard.crm_booking_versions', 'chessboard.projects', 'chessboard.property_object_status_history',
+  'chessboard.property_objects', 'crm.property_objects', 'chessboard.crm_booking_versions', 'chessboard.projects', 'chessboard.property_object_status_history',
   'chessboard.hold_releases', 'chessboard.hold_mismatches', 'catalog.property_object_cards', 'catalog.project_cards',
   'catalog.property_object_display_overrides', 'crm.bookings', 'crm.deals',
 ];
@@ -54,6 +55,8 @@ export async function replayScenario(t: TestContext, opts: { objects: number; la
     objectIds.push(id);
     await db.transaction((tx) => upsertPropertyObject(tx, { id, tenantId, projectId, buildingId, section: 1 + (i % 4), floor: 1 + Math.floor(i / 4), number: String(100 + i), rooms: 2, area: 50, price: 8_000_000 }));
   }
+  // crm's view of them, as its projection consumer will have it once the consumers run below (DESIGN decision 8)
+  await projectObjects(t.database, objectIds.map((id) => ({ id, tenantId, projectId })));
   await sql`INSERT INTO crm.booking_programs (id, tenant_id, name, is_paid, reserve_duration_minutes, booking_duration_hours) VALUES (${programId}, ${tenantId}, 'Free', false, 60, 48)`;
   const pin: Actor = { userId: randomUUID(), role: 'pin_manager', tenantId: null };
   const ctx = () => commandContext(pin, randomUUID());
@@ -155,7 +158,7 @@ export async function replayScenario(t: TestContext, opts: { objects: number; la
     await first.stop();
     const before = await snapshot(true);
     const outboxBefore = await outboxCounts();
-    const [{ messages }] = await sql<{ messages: number }[]>`SELECT ((SELECT count(*) FROM chessboard.inbox) + (SELECT count(*) FROM catalog.inbox))::int AS messages`;
+    const [{ messages }] = await sql<{ messages: number }[]>`SELECT ((SELECT count(*) FROM chessboard.inbox) + (SELECT count(*) FROM catalog.inbox) + (SELECT count(*) FROM crm.inbox))::int AS messages`;
 
     // A. offsets to 0, inboxes as they are
     await resetToZero();
@@ -169,7 +172,7 @@ export async function replayScenario(t: TestContext, opts: { objects: number; la
     const droppedA = a.lines.filter((l) => l.msg === 'consumer no-op' && l.result === 'duplicate').length;
 
     // B. offsets to 0 and the inboxes emptied: only the handlers' own idempotency stands between the replay and the state
-    await sql`TRUNCATE chessboard.inbox, catalog.inbox`;
+    await sql`TRUNCATE chessboard.inbox, catalog.inbox, crm.inbox`;
     await resetToZero();
     const b = await startWorker(`replay-${t.prefix}b`, env);
     workers.push(b);
@@ -178,10 +181,10 @@ export async function replayScenario(t: TestContext, opts: { objects: number; la
     const afterB = await snapshot();
     const outboxB = await outboxCounts();
     const outcomesB = await sql<{ result: string; n: number }[]>`
-      SELECT result, count(*)::int AS n FROM (SELECT result FROM chessboard.inbox UNION ALL SELECT result FROM catalog.inbox) x GROUP BY result ORDER BY result`;
+      SELECT result, count(*)::int AS n FROM (SELECT result FROM chessboard.inbox UNION ALL SELECT result FROM catalog.inbox UNION ALL SELECT result FROM crm.inbox) x GROUP BY result ORDER BY result`;
 
     const appliedB = await sql<{ consumer: string; topic: string; detail: string | null; n: number }[]>`
-      SELECT consumer, topic, detail, count(*)::int AS n FROM (SELECT consumer, topic, detail, result FROM chessboard.inbox UNION ALL SELECT consumer, topic, detail, result FROM catalog.inbox) x
+      SELECT consumer, topic, detail, count(*)::int AS n FROM (SELECT consumer, topic, detail, result FROM chessboard.inbox UNION ALL SELECT consumer, topic, detail, result FROM catalog.inbox UNION ALL SELECT consumer, topic, detail, result FROM crm.inbox) x
        WHERE result = 'applied' GROUP BY 1, 2, 3 ORDER BY 4 DESC`;
     const changed = (x: Record<string, string>) => SNAPSHOT_TABLES.filter((tb) => x[tb] !== before[tb]);
     figure('replay', `${opts.label}: every consumed topic replayed from offset 0 (${messages} messages, ${groups.length} consumer groups) — `

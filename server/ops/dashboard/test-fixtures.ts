@@ -3,6 +3,7 @@ import { TRPCError } from '@trpc/server';
 import { expect } from 'vitest';
 import type { Actor, Role } from '../../auth/actor';
 import type { Database } from '../../platform/db';
+import { projectObjects } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
 import { createContextFor } from '../../trpc/context';
 import { createCallerFactory } from '../../trpc/init';
@@ -68,6 +69,7 @@ export async function insertObject(
        ${o.status === 'Booked' ? iso(o.timer ?? new Date(Date.now() + DAY)) : null}::timestamptz,
        ${holdDealId}, ${held ? o.holdBookingId ?? null : null}, ${o.status === 'Sold' ? iso(new Date()) : null}::timestamptz,
        ${held ? 'Crm' : 'Import'}, ${iso(changedAt)}::timestamptz, ${iso(changedAt)}::timestamptz, 2)`;
+  await projectObjects(database, [{ id, tenantId: w.tenantId, projectId: w.projectId, status: o.status, version: 2 }]);
   return { id, number, holdDealId };
 }
 

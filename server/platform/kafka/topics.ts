@@ -28,6 +28,7 @@ export type TopicName = (typeof TOPICS)[TopicKey];
 export const CONSUMER_GROUPS = {
   crmPropertyObjectStatus: 'chessboard.crm-property-object-status',
   catalogCardProjection: 'catalog.card-projection',
+  crmPropertyObjectProjection: 'crm.property-object-projection',
 } as const;
 
 export type ConsumerGroupId = (typeof CONSUMER_GROUPS)[keyof typeof CONSUMER_GROUPS];

@@ -20,6 +20,8 @@ const KNOWN_PROCEDURES: ReadonlySet<string> = new Set(Object.keys(appRouter._def
 async function handler(req: Request): Promise<Response> {
   const started = performance.now();
   const response = await handle(req);
+  // answers carry user and tenant data: never stored by a browser or a shared cache
+  response.headers.set('cache-control', 'no-store');
   observeTrpcRequest(req.url, response.status, (performance.now() - started) / 1000, KNOWN_PROCEDURES);
   return response;
 }

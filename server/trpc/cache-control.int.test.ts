@@ -1,0 +1,41 @@
+import superjson from 'superjson';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertTenant, insertUser, TEST_PASSWORD } from '../auth/test-fixtures';
+import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+
+/** Every answer of the API carries `Cache-Control: no-store` (answers hold user and tenant data). */
+let t: TestContext;
+let restore: (() => Promise<void>) | undefined;
+beforeAll(async () => {
+  t = await createTestContext();
+  restore = routeHandlersOn(t);
+});
+afterAll(async () => {
+  await restore?.();
+  await t?.close();
+});
+
+const origin = { host: 'localhost', origin: 'http://localhost' };
+
+describe('Cache-Control on tRPC answers', () => {
+  it('a signed-in GET with tenant data, a POST, an error and a refused request are all no-store', async () => {
+    const { GET, POST } = await import('@/app/api/trpc/[trpc]/route');
+    const user = await insertUser(t.database.db, 'viewer', await insertTenant(t.database.db));
+    const signIn = await POST(new Request('http://localhost/api/trpc/auth.signIn', {
+      method: 'POST', headers: { ...origin, 'content-type': 'application/json' },
+      body: JSON.stringify(superjson.serialize({ email: user.email, password: TEST_PASSWORD })),
+    }));
+    expect(signIn.status).toBe(200);
+    expect(signIn.headers.get('cache-control')).toBe('no-store');
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const me = await GET(new Request('http://localhost/api/trpc/auth.me,chessboard.projects?batch=1&input=%7B%7D', { headers: { ...origin, cookie } }));
+    expect(me.status).toBe(200);
+    expect(me.headers.get('cache-control')).toBe('no-store');
+    const anonymous = await GET(new Request('http://localhost/api/trpc/auth.me', { headers: origin }));
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('cache-control')).toBe('no-store');
+    const crossOrigin = await POST(new Request('http://localhost/api/trpc/auth.signOut', { method: 'POST', headers: { host: 'localhost', origin: 'https://evil.example' } }));
+    expect(crossOrigin.status).toBe(403);
+    expect(crossOrigin.headers.get('cache-control')).toBe('no-store');
+  });
+});

@@ -262,7 +262,7 @@ describe('2. releases through Kafka', () => {
     expect(await untilCardFollows(objectId)).toMatchObject({ sale_status: 'Free' });
   });
 
-  it('deal.cancel → deal-cancelled naming the booking is the release → Free', async () => {
+  it('deal.cancel → deal-cancelled and booking-cancelled naming the booking: one release → Free', async () => {
     const objectId = takeObject();
     const { deal, booking } = await createBooking(objectId);
     await untilObject(objectId, 'Reserved');
@@ -272,7 +272,11 @@ describe('2. releases through Kafka', () => {
     expect(result.cancelledBookings.map((b) => b.id)).toEqual([booking.id]);
     const [dealCancelled] = await outboxOf(t, deal.id);
     expect(dealCancelled).toMatchObject({ topic: TOPICS.dealCancelled });
-    expect(await untilInbox('chessboard', dealCancelled!.messageId)).toMatchObject({ result: 'applied', topic: TOPICS.dealCancelled });
+    expect(await untilInbox('chessboard', dealCancelled!.messageId)).toMatchObject({ topic: TOPICS.dealCancelled });
+    // Deal.Cancel also publishes the booking's booking-cancelled: one of the two releases, the other is a no-op
+    const [bookingCancelled] = (await outboxOf(t, booking.id)).filter((r) => r.topic === TOPICS.bookingCancelled);
+    const results = [await untilInbox('chessboard', dealCancelled!.messageId), await untilInbox('chessboard', bookingCancelled!.messageId)];
+    expect(results.map((r) => r.result).sort()).toEqual(['applied', 'no-op']);
     expect(await untilObject(objectId, 'Free')).toMatchObject({ hold_deal_id: null, reserved_until: null });
     expect(await untilCardFollows(objectId)).toMatchObject({ sale_status: 'Free' });
   });
@@ -562,6 +566,35 @@ describe('8. correlation and causation across the hops', () => {
     expect(chessboardMessage.key).toBe(objectId);
     expect(chessboardMessage.headers).toMatchObject({ correlationId, causationId: crmRow!.messageId });
     expect(JSON.parse(chessboardMessage.value!)).toMatchObject({ messageId: changed!.message_id, correlationId, causationId: crmRow!.messageId });
+  });
+});
+
+// ---- 9. Deal.Cancel cascade ----------------------------------------------------------------------
+
+describe('9. Deal.Cancel publishes booking-cancelled for every booking it ends', () => {
+  it('two bookings of one deal: booking-cancelled of each and deal-cancelled through Kafka; chessboard releases each object once', async () => {
+    const [a, b] = takeObjects(2);
+    const deal = await insertDeal(t, TENANT);
+    const first = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: a!, programId: freeProgram.id });
+    const second = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: b!, programId: freeProgram.id });
+    await callerFor(t, agent).booking.confirm({ bookingId: second.id });
+    await untilObject(a!, 'Reserved');
+    await untilObject(b!, 'Booked');
+
+    await callerFor(t, manager).deal.cancel({ dealId: deal.id, reason: 'deal lost' });
+    for (const [objectId, booking, version] of [[a!, first, 2], [b!, second, 3]] as const) {
+      const [cancelled] = (await outboxOf(t, booking.id)).filter((r) => r.topic === TOPICS.bookingCancelled);
+      const [dealCancelled] = (await outboxOf(t, deal.id)).filter((r) => (r.payload as { payload: { bookingId: string } }).payload.bookingId === booking.id);
+      expect(cancelled, 'booking-cancelled of the ended booking').toBeDefined();
+      expect((cancelled!.payload as { payload: { bookingVersion: number } }).payload.bookingVersion).toBe(version);
+      // both consumed from the broker by chessboard: exactly one releases, the other is a no-op (the booking is released)
+      const results = [await untilInbox('chessboard', cancelled!.messageId), await untilInbox('chessboard', dealCancelled!.messageId)];
+      expect(results.map((r) => r.result).sort()).toEqual(['applied', 'no-op']);
+      expect(results.find((r) => r.result === 'no-op')!.detail).toMatch(/already released|stale bookingVersion/);
+      expect(await untilObject(objectId, 'Free')).toMatchObject({ hold_deal_id: null, hold_booking_id: null, status_source: 'Crm' });
+      expect((await historyOf(objectId)).filter((step) => step.endsWith('>Free'))).toHaveLength(1);
+    }
+    await backbone.settled();
   });
 });
 

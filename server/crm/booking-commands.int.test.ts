@@ -324,7 +324,13 @@ describe('cancel (INV-BKG-8) and Deal.Cancel', () => {
     expect(dealEvents).toHaveLength(1);
     expect(dealEvents[0]!.envelope).toMatchObject({ type: 'DealCancelled', aggregateType: 'Deal', aggregateId: deal.id });
     expect(dealEvents[0]!.payload).toMatchObject({ dealId: deal.id, bookingId: booking.id, propertyObjectId: booking.propertyObjectId, bookingVersion: 2 });
-    expect((await timelineOf(t, booking.id)).at(-1)).toMatchObject({ action: 'dealCancel', toStatus: 'Cancelled', messageIds: [dealEvents[0]!.envelope.messageId] });
+    // the ended booking's own booking-cancelled (every consumer of that topic learns), same bookingVersion
+    const bookingEvents = parsedEnvelopes(await outboxOf(t, booking.id)).filter((e) => e.envelope.type === 'BookingCancelled');
+    expect(bookingEvents).toHaveLength(1);
+    expect(bookingEvents[0]!.payload).toMatchObject({ bookingId: booking.id, dealId: deal.id, bookingVersion: 2, fromStatus: 'Reserved', reason: 'developer refused' });
+    expect((await timelineOf(t, booking.id)).at(-1)).toMatchObject({
+      action: 'dealCancel', toStatus: 'Cancelled', messageIds: [bookingEvents[0]!.envelope.messageId, dealEvents[0]!.envelope.messageId],
+    });
     // Sale and Cancelled deals are final
     await expectTrpcError(callerFor(t, manager).deal.cancel({ dealId: deal.id, reason: 'again' }), 'CONFLICT', 'CRM_DEAL_INVALID_TRANSITION');
   });
@@ -658,5 +664,13 @@ describe('Deal.Cancel with several active bookings', () => {
     expect(events.map((e) => [e.payload.bookingId, e.payload.bookingVersion]).sort()).toEqual(
       [[first.id, 2], [second.id, 3]].sort(),
     );
+    // … and a booking-cancelled per ended booking, in the same transaction, with the same bookingVersion
+    for (const [b, version, fromStatus] of [[first, 2, 'Reserved'], [second, 3, 'Booked']] as const) {
+      const cancelled = parsedEnvelopes(await outboxOf(t, b.id)).filter((e) => e.envelope.type === 'BookingCancelled');
+      expect(cancelled).toHaveLength(1);
+      expect(cancelled[0]!.payload).toMatchObject({ bookingId: b.id, dealId: deal.id, bookingVersion: version, fromStatus, reason: 'deal lost' });
+      const [timeline] = (await timelineOf(t, b.id)).filter((r) => r.toStatus === 'Cancelled');
+      expect(timeline!.messageIds).toEqual(expect.arrayContaining([cancelled[0]!.envelope.messageId]));
+    }
   });
 });

@@ -2,9 +2,9 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { writeOutbox } from '../../platform/outbox/write';
-import { ACTIVE_STATUSES, cancelBooking, type BookingRecord } from '../booking';
+import { ACTIVE_STATUSES, cancelBooking, type ActiveBookingStatus, type BookingRecord } from '../booking';
 import { cancelDeal, type DealRecord } from '../deal';
-import { dealCancelledEvent } from '../events';
+import { bookingCancelledEvent, dealCancelledEvent } from '../events';
 import { bookings } from '../schema';
 import { idempotencyKeyInput, lockDeal, reasonInput, saveBooking, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
 
@@ -22,9 +22,9 @@ export interface CancelDealResult {
 
 /**
  * Deal.Cancel: the deal becomes Cancelled and its active booking is cancelled in the same transaction
- * (INV-BKG-8 compensation). The cascade travels as pin.crm.deal-cancelled.v1 naming the released
- * booking (chessboard releases its object); one deal-cancelled per released booking, or one with
- * bookingId null when the deal had no active booking.
+ * (INV-BKG-8 compensation). Every booking it ends publishes pin.crm.booking-cancelled.v1 (like a
+ * cancel of that booking) and pin.crm.deal-cancelled.v1 naming it; one deal-cancelled with bookingId
+ * null when the deal had no active booking.
  */
 export async function cancelDealCommand(tx: Tx, input: CancelDealInput, ctx: CommandContext): Promise<CancelDealResult> {
   return withIdempotency(tx, ctx, 'deal.cancel', input, async () => {
@@ -42,8 +42,12 @@ export async function cancelDealCommand(tx: Tx, input: CancelDealInput, ctx: Com
     for (const booking of active) {
       const transition = cancelBooking(booking, input.reason, ctx.now);
       await saveBooking(tx, transition);
-      const messageId = await writeOutbox(tx, 'crm', dealCancelledEvent(deal, transition.booking, input.reason, ctx));
-      await writeTimeline(tx, ctx, transition, [messageId], input.reason, 'dealCancel');
+      // every consumer of booking-cancelled (chessboard, notifications, the timeline) learns that this
+      // booking ended; deal-cancelled names it too. Both carry the same bookingVersion, so chessboard
+      // releases once and takes the second as a stale no-op (DESIGN decision 3).
+      const cancelledId = await writeOutbox(tx, 'crm', bookingCancelledEvent(transition.booking, booking.status as ActiveBookingStatus, input.reason, ctx));
+      const dealMessageId = await writeOutbox(tx, 'crm', dealCancelledEvent(deal, transition.booking, input.reason, ctx));
+      await writeTimeline(tx, ctx, transition, [cancelledId, dealMessageId], input.reason, 'dealCancel');
       cancelled.push(transition.booking);
     }
     if (active.length === 0) await writeOutbox(tx, 'crm', dealCancelledEvent(deal, null, input.reason, ctx));

@@ -186,6 +186,15 @@ async function createStackFixture(sql: postgres.Sql, f: StackFixture): Promise<v
     SELECT bench.uuid('bench:saga-object:' || i), '${TENANT_A}', '${md5Uuid('bench:saga-project')}', bench.uuid('bench:saga-building:' || ((i - 1) / 1000)),
            ((i - 1) % 1000) / 250 + 1, (((i - 1) % 1000) % 250) / 10 + 1, i::text, 1 + i % 3, 40 + i % 50, 7000000 + i * 100, 'Free', 'Import', 1
     FROM generate_series(1, ${f.sagaObjects}) i`);
+  // crm's own view of the objects it may book (DESIGN decision 8), as its projection consumer would fill it;
+  // the command bench's objects exist only there (the worker is stopped during that case)
+  await sql.unsafe(`
+    INSERT INTO crm.property_objects (id, tenant_id, project_id, status, source_version, source_changed_at)
+    SELECT bench.uuid('bench:saga-object:' || i), '${TENANT_A}', '${md5Uuid('bench:saga-project')}', 'Free', 1, now()
+    FROM generate_series(1, ${f.sagaObjects}) i
+    UNION ALL
+    SELECT bench.uuid('bench:command-object:' || i), '${TENANT_A}', '${md5Uuid('bench:saga-project')}', 'Free', 1, now()
+    FROM generate_series(1, ${f.commandDeals}) i`);
   for (const [kind, n] of [['command-deal', f.commandDeals], ['saga-deal', f.sagaDeals]] as const) {
     await sql.unsafe(`
       INSERT INTO crm.deals (id, tenant_id, title, status)

@@ -8,7 +8,10 @@ import path from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../server/testing/saga-harness';
-import { allTopicNames, formatTopicAction, reconcileTopics, TOPICS, withPrefix } from '../server/platform/kafka/topics';
+import { allTopicNames, CONSUMER_GROUPS, formatTopicAction, reconcileTopics, TOPICS, withPrefix } from '../server/platform/kafka/topics';
+
+/** DESIGN.md's topics plus one dead-letter topic per consumer group (a context that adds a consumer adds one). */
+const ALL = Object.values(TOPICS).length + Object.values(CONSUMER_GROUPS).length;
 import { REPO_ROOT } from './infra/index';
 
 const TOPIC_RESOURCE = 2;
@@ -70,12 +73,12 @@ describe('npm run kafka:topics', () => {
     const first = await topicsCommand(prefix, { KAFKA_TOPIC_PARTITIONS: '2' });
     expect(first.code, first.stderr).toBe(0);
     const wanted = allTopicNames(prefix);
-    expect(wanted).toHaveLength(15);
+    expect(wanted).toHaveLength(ALL);
     for (const topic of wanted) expect(first.stdout).toContain(`created    ${topic} (2 partitions, replication factor 1, min.insync.replicas=1)`);
-    expect(first.stdout).toContain('15 topics: 15 created, 0 changed, 0 unchanged, 0 with problems');
+    expect(first.stdout).toContain(`${ALL} topics: ${ALL} created, 0 changed, 0 unchanged, 0 with problems`);
 
     const { topics } = await admin.fetchTopicMetadata({ topics: wanted });
-    expect(topics).toHaveLength(15);
+    expect(topics).toHaveLength(ALL);
     for (const t of topics) {
       expect(t.partitions, t.name).toHaveLength(2);
       expect(t.partitions.every((p) => p.replicas.length === 1 && p.leader >= 0), t.name).toBe(true);
@@ -84,7 +87,7 @@ describe('npm run kafka:topics', () => {
 
     const second = await topicsCommand(prefix, { KAFKA_TOPIC_PARTITIONS: '2' });
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toContain('15 topics: 0 created, 0 changed, 15 unchanged, 0 with problems');
+    expect(second.stdout).toContain(`${ALL} topics: 0 created, 0 changed, ${ALL} unchanged, 0 with problems`);
     expect(second.stdout).not.toMatch(/^(created|partitions|config) /m);
   });
 
@@ -106,8 +109,8 @@ describe('npm run kafka:topics', () => {
     const lines = report.actions.map(formatTopicAction);
     expect(lines).toContain(`partitions ${paid}: 1 -> 3`);
     expect(lines).toContain(`config     ${expired}: min.insync.replicas 2 -> 1`);
-    expect(lines.filter((l) => l.startsWith('created '))).toHaveLength(13);
-    expect({ created: report.created, changed: report.changed, unchanged: report.unchanged, problems: report.problems }).toEqual({ created: 13, changed: 2, unchanged: 0, problems: 0 });
+    expect(lines.filter((l) => l.startsWith('created '))).toHaveLength(ALL - 2);
+    expect({ created: report.created, changed: report.changed, unchanged: report.unchanged, problems: report.problems }).toEqual({ created: ALL - 2, changed: 2, unchanged: 0, problems: 0 });
 
     const { topics } = await admin.fetchTopicMetadata({ topics: allTopicNames(prefix) });
     for (const t of topics) expect(t.partitions, t.name).toHaveLength(3);
@@ -119,7 +122,7 @@ describe('npm run kafka:topics', () => {
     expect(expiredConfig['retention.ms']).toBe('3600000');
 
     const again = await reconcileTopics(admin, { prefix, partitions: 3, replicationFactor: 1, minInsyncReplicas: 1 });
-    expect({ created: again.created, changed: again.changed, unchanged: again.unchanged, problems: again.problems }).toEqual({ created: 0, changed: 0, unchanged: 15, problems: 0 });
+    expect({ created: again.created, changed: again.changed, unchanged: again.unchanged, problems: again.problems }).toEqual({ created: 0, changed: 0, unchanged: ALL, problems: 0 });
   });
 
   it('reports a replication factor it cannot change as a problem and leaves the topic as it is', async () => {
@@ -127,7 +130,7 @@ describe('npm run kafka:topics', () => {
     const created = withPrefix(prefix, TOPICS.bookingCreated);
     await reconcileTopics(admin, { prefix, partitions: 3, replicationFactor: 1, minInsyncReplicas: 1 });
     const report = await reconcileTopics(admin, { prefix, partitions: 4, replicationFactor: 3, minInsyncReplicas: 2 });
-    expect(report.problems).toBe(15);
+    expect(report.problems).toBe(ALL);
     expect(report.changed).toBe(0);
     expect(report.actions.map(formatTopicAction)).toContain(
       `PROBLEM    ${created}: replication factor is 1, configured 3: change it with a partition reassignment (kafka-reassign-partitions.sh), this command does not move replicas; the topic was left as it is`,
@@ -141,7 +144,7 @@ describe('npm run kafka:topics', () => {
   it('a topic the cluster refuses to create (replication factor above the broker count) is a problem', async () => {
     const prefix = freshPrefix();
     const report = await reconcileTopics(admin, { prefix, partitions: 3, replicationFactor: 3, minInsyncReplicas: 2 });
-    expect(report.problems).toBe(15);
+    expect(report.problems).toBe(ALL);
     expect(report.actions.map(formatTopicAction)).toContainEqual(expect.stringMatching(
       new RegExp(`^PROBLEM    ${withPrefix(prefix, TOPICS.bookingCreated).replace(/\./g, '\\.')}: could not be created: .*REPLICATION_FACTOR`)));
     const existing = new Set(await admin.listTopics());

@@ -7,6 +7,8 @@ import { createOutboxRelayJob } from '../platform/outbox/outbox-relay.job';
 import { writeOutbox } from '../platform/outbox/write';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { cardProjectionConsumer } from './card-projection.consumer';
+import { applyPropertyObjectStatusChanged, applyPropertyObjectUpserted } from './card-projection';
+import { eventually } from '../testing/saga-harness';
 import {
   countRows, DAY_MS, insertObjectCard, insertProjectCard, jobContext, objectCard, objectUpserted, project, projectCard,
   projectUpserted, statusChanged, TENANT,
@@ -19,6 +21,32 @@ afterAll(async () => { await t?.close(); });
 const P = TOPICS;
 
 describe('card projection: upsert and status change', () => {
+  it('a new object\'s upsert and status change in two concurrent transactions: the newer status is never lost', async () => {
+    // the consumer applies partitions concurrently, and the two events travel on two topics
+    const id = randomUUID();
+    const projectId = randomUUID();
+    let commitA!: () => void;
+    const gate = new Promise<void>((r) => { commitA = r; });
+    let parked!: () => void;
+    const changeParked = new Promise<void>((r) => { parked = r; });
+    const a = t.database.db.transaction(async (tx) => {
+      // no card yet: the change is parked for the upsert (pending_status_changes), not yet committed
+      await applyPropertyObjectStatusChanged(tx, statusChanged(id, projectId, { fromStatus: 'Free', toStatus: 'Sold', version: 2 }));
+      parked();
+      await gate;
+    });
+    await changeParked;
+    const b = t.database.db.transaction((tx) => applyPropertyObjectUpserted(tx, objectUpserted(id, projectId, { status: 'Free', version: 1 })));
+    // the upsert waits for the status change's transaction (the object's lock) instead of missing its row
+    await eventually(async () => (await t.database.sql`SELECT 1 FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`).length > 0, 'the upsert waiting on the object', 10_000);
+    commitA();
+    await a;
+    await b;
+    expect(await objectCard(t.database, id)).toMatchObject({ status: 'Published', sale_status: 'Sold', source_version: 2 });
+    expect(await countRows(t.database, 'catalog.pending_status_changes', `property_object_id = '${id}'`)).toBe(0);
+  });
+
   it('an upsert creates a Published card from the object (sale status, source version, developer = tenant)', async () => {
     const id = randomUUID();
     const projectId = randomUUID();

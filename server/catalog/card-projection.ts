@@ -41,7 +41,15 @@ class ConcurrentCardInsert extends Error {
   }
 }
 
+/**
+ * Serialises every event of one object across the consumer's concurrent partitions: FOR UPDATE locks
+ * nothing while the card does not exist, so an upsert and a status change of a new object (two topics,
+ * two transactions) each missed the other's uncommitted row — the change was parked in
+ * pending_status_changes after the upsert had looked there, and the card kept the older status (found
+ * under load by the replay fault scenario). The statements after this lock see the other's commit.
+ */
 async function lockPropertyObjectCard(tx: Tx, id: string): Promise<CardSourceState | null> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`catalog.property-object-card:${id}`}, 0))`);
   const [row] = await tx
     .select({ status: propertyObjectCards.status, sourceVersion: propertyObjectCards.sourceVersion, sourceUpdatedAt: propertyObjectCards.sourceUpdatedAt })
     .from(propertyObjectCards)

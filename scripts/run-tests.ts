@@ -16,6 +16,8 @@ import { bin, buildWeb, run, startProcess, waitForHttp, type Proc } from './stac
 const log = (l: string) => console.log(`[test] ${l}`);
 const faults = process.argv.includes('--faults');
 const only = process.argv.includes('--unit') ? 'unit' : process.argv.includes('--e2e') ? 'e2e' : 'all';
+// `npm test -- --e2e e2e/grid.spec.ts` runs only the named specs (vitest files with `--unit`)
+const named = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 
 interface Tally { passed: number; failed: number; skipped: number }
 
@@ -35,6 +37,7 @@ async function main(): Promise<number> {
       fs.rmSync(report, { force: true });
       const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
       if (faults) args.push('--config', 'vitest.faults.config.ts');
+      if (only === 'unit') args.push(...named);
       const code = await run(bin('vitest'), args, baseEnv);
       const counted = readVitest(report);
       if (!counted) {
@@ -48,7 +51,8 @@ async function main(): Promise<number> {
 
     if (!faults && only !== 'unit') {
       log('preparing the end-to-end stack (seeded database, next build, web + worker)');
-      e2eDb = 'pin_e2e';
+      // one database per run: two checkouts may share one PostgreSQL (DATABASE_URL) at once
+      e2eDb = `pin_e2e_${process.pid}`;
       await dropDatabase(infra.databaseUrl, e2eDb);
       const dbUrl = await ensureDatabase(infra.databaseUrl, e2eDb);
       await runMigrations(dbUrl);
@@ -76,7 +80,7 @@ async function main(): Promise<number> {
       log(`web on http://127.0.0.1:${port}; running Playwright in Debian Chromium`);
       const report = path.join(DATA_DIR, 'playwright-report.json');
       fs.rmSync(report, { force: true });
-      const code = await run(bin('playwright'), ['test'], {
+      const code = await run(bin('playwright'), ['test', ...(only === 'e2e' ? named : [])], {
         ...env, NODE_ENV: 'test', E2E_BASE_URL: `http://127.0.0.1:${port}`, E2E_WORKER_METRICS: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
         PLAYWRIGHT_JSON_OUTPUT_NAME: report,
       });

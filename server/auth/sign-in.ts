@@ -25,7 +25,7 @@ export const SIGN_IN_LIMITS = {
   delayAfterFailures: 2,
 } as const;
 
-const signInTotal = counter('auth_sign_in_total', 'Sign-in attempts by result', ['result']);
+const signInTotal = counter('auth_sign_in_total', 'Sign-in attempts by result', ['result'], { result: ['ok', 'invalid', 'rate_limited'] });
 
 /** The e-mail is never stored or logged in clear in the attempts table: only its hash. */
 export const emailHashOf = (email: string) => createHash('sha256').update(normalizeEmail(email)).digest('hex');

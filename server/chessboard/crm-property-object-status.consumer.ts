@@ -8,7 +8,7 @@ import type { Logger } from '../platform/logger';
 import {
   lockPropertyObject, persistStatusTransition, recordCrmBookingVersion, stateOf, type LockedPropertyObject,
 } from './commands/property-object-persistence';
-import { crmHoldMismatches, crmStatusEvents } from './metrics';
+import { CRM_STATUS_CONSUMED_TOPICS, crmHoldMismatches, crmStatusEvents } from './metrics';
 import { decideCrmEvent, PROPERTY_OBJECT_ERRORS, type BookingRecord, type CrmBookingEvent } from './property-object';
 import { crmBookingVersions, holdMismatches } from './schema';
 
@@ -20,15 +20,7 @@ import { crmBookingVersions, holdMismatches } from './schema';
  * offset; this handler only applies. Rules: see decideCrmEvent (INV-CHS-001/003, DESIGN decision 3).
  */
 
-const CONSUMED_TOPICS = [
-  TOPICS.bookingCreated,
-  TOPICS.bookingConfirmed,
-  TOPICS.bookingExtended,
-  TOPICS.bookingExpired,
-  TOPICS.bookingCancelled,
-  TOPICS.dealCancelled,
-  TOPICS.dealSaleStarted,
-] as const satisfies readonly CrmTopic[];
+const CONSUMED_TOPICS = CRM_STATUS_CONSUMED_TOPICS satisfies readonly CrmTopic[];
 
 type ConsumedTopic = (typeof CONSUMED_TOPICS)[number];
 

@@ -1,6 +1,19 @@
 import type { Database } from '../platform/db';
 import { counter, gauge, histogram } from '../platform/metrics';
 import { countExpiredHolds } from './property-object-hold-expiration.sql';
+import { TOPICS } from '../platform/kafka/topics';
+import type { CrmEventKind } from './property-object';
+
+/** The crm topics the chessboard consumer reads (crm-property-object-status.consumer.ts), the hold-guard counter's label values. */
+export const CRM_STATUS_CONSUMED_TOPICS = [
+  TOPICS.bookingCreated,
+  TOPICS.bookingConfirmed,
+  TOPICS.bookingExtended,
+  TOPICS.bookingExpired,
+  TOPICS.bookingCancelled,
+  TOPICS.dealCancelled,
+  TOPICS.dealSaleStarted,
+] as const;
 
 /** Prometheus metrics of the chessboard context (names are the specs' names). */
 
@@ -19,6 +32,7 @@ export const holdExpirationItems = counter(
   'chessboard_property_object_hold_expiration_items_total',
   'Holds released by the safety net; every increment is a lost CRM release',
   ['phase'],
+  { phase: ['reserved', 'booked'] },
 );
 export const holdExpirationSkipLocked = counter(
   'chessboard_property_object_hold_expiration_skip_locked_total',
@@ -66,11 +80,13 @@ export const crmHoldMismatches = counter(
   'chessboard_crm_hold_mismatch_total',
   'CRM booking events refused by the hold guard INV-CHS-003 (sent to the DLQ)',
   ['topic'],
+  { topic: CRM_STATUS_CONSUMED_TOPICS },
 );
 export const crmStatusEvents = counter(
   'chessboard_crm_property_object_status_events_total',
   'CRM booking events handled by the chessboard consumer, by event kind and outcome',
   ['event', 'result'],
+  { event: ['created', 'confirmed', 'extended', 'released', 'sale-started', 'none'] satisfies (CrmEventKind | 'none')[], result: ['applied', 'no-op', 'rejected'] },
 );
 
 // --- project-aggregates-recalc ---------------------------------------------------------------------
@@ -78,4 +94,5 @@ export const projectAggregatesRecalculated = counter(
   'chessboard_project_aggregates_recalc_projects_total',
   'Projects whose aggregates were recomputed, by whether the counts changed',
   ['changed'],
+  { changed: ['true', 'false'] },
 );

@@ -4,12 +4,13 @@ import type { BookingRecord } from './booking';
 import type { CancelDealResult } from './commands/cancel-deal';
 import type { CommandContext } from './commands/shared';
 import type { CrmCommandName } from './permissions';
+import { USER_ROLES } from '../ops/schema';
 
 /** Saga metrics of crm (crm-booking-saga, Observability). */
-export const expirationItemsTotal = counter('crm_booking_expiration_items_total', 'Bookings expired by booking-expiration, by phase (reserve | booking)', ['phase']);
-export const cancelTotal = counter('crm_booking_cancel_total', 'Booking cancellations by result (success | deal_cancelled | error code)', ['result']);
-export const createdTotal = counter('crm_bookings_created_total', 'Bookings created, by the role that initiated them', ['initiated_by']);
-export const confirmTotal = counter('crm_booking_confirm_total', 'Booking confirmations (free and paid) by result (success | error code)', ['result']);
+export const expirationItemsTotal = counter('crm_booking_expiration_items_total', 'Bookings expired by booking-expiration, by phase (reserve | booking)', ['phase'], { phase: ['reserve', 'booking'] });
+export const cancelTotal = counter('crm_booking_cancel_total', 'Booking cancellations by result (success | deal_cancelled | error code)', ['result'], { result: ['success', 'deal_cancelled'] });
+export const createdTotal = counter('crm_bookings_created_total', 'Bookings created, by the role that initiated them', ['initiated_by'], { initiated_by: USER_ROLES });
+export const confirmTotal = counter('crm_booking_confirm_total', 'Booking confirmations (free and paid) by result (success | error code)', ['result'], { result: ['success'] });
 export const stuckInReserved = gauge(
   'crm_bookings_stuck_in_reserved',
   'Reserved/AwaitingPayment bookings past ReserveExpiresAt that the last booking-expiration cycle left behind',

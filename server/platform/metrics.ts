@@ -11,8 +11,36 @@ function getOrCreate<T>(name: string, create: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }
 
-export function counter<L extends string = string>(name: string, help: string, labelNames: L[] = []) {
-  return getOrCreate(name, () => new client.Counter<L>({ name, help, labelNames }));
+/** The closed set of values of every label of a counter (its series that exist from the start). */
+export type KnownLabelValues<L extends string> = { readonly [K in L]: readonly string[] };
+
+/** name → the known label values a labelled counter declared (the metrics tests read it). */
+export const knownCounterLabels = new Map<string, KnownLabelValues<string>>();
+
+/** Every combination of the known label values (the cartesian product). */
+export function labelCombinations<L extends string>(known: KnownLabelValues<L>): Record<L, string>[] {
+  let combos: Record<string, string>[] = [{}];
+  for (const [label, values] of Object.entries(known) as [string, readonly string[]][]) {
+    combos = combos.flatMap((c) => values.map((v) => ({ ...c, [label]: v })));
+  }
+  return combos as Record<L, string>[];
+}
+
+/**
+ * A counter. A labelled one names the known values of its labels: each combination is a series at 0
+ * from the start, so `increase()` and `rate()` see the first increment after a restart (a series that
+ * appears with 1 has no earlier sample to rise from, and an alert on it stays silent). Values outside
+ * the sets can still be counted (an error code first seen), they just start absent.
+ */
+export function counter<L extends string = string>(name: string, help: string, labelNames: L[] = [], known?: KnownLabelValues<L>) {
+  return getOrCreate(name, () => {
+    const c = new client.Counter<L>({ name, help, labelNames });
+    if (known) {
+      knownCounterLabels.set(name, known);
+      for (const labels of labelCombinations(known)) c.inc(labels as client.LabelValues<L>, 0);
+    }
+    return c;
+  });
 }
 export function gauge<L extends string = string>(
   name: string,

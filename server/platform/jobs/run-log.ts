@@ -4,13 +4,16 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import { jobControls, jobRuns } from '../../ops/schema';
 import type { Db } from '../db';
 import type { JobContext, JobDefinition, JobSummary, JobTrigger } from './types';
-import { SKIPPED_LOCKED } from './types';
+import { JOB_NAMES, SKIPPED_LOCKED } from './types';
 import { counter, gauge, histogram } from '../metrics';
 import { markSpanFailed, withSpan } from '../tracing';
 
 const instance = `${os.hostname()}:${process.pid}`;
 
-const jobRunsTotal = counter('pin_job_runs_total', 'Job cycles by job and final status', ['job', 'status']);
+const jobRunsTotal = counter('pin_job_runs_total', 'Job cycles by job and final status', ['job', 'status'], {
+  job: JOB_NAMES,
+  status: ['succeeded', 'skipped', 'failed'],
+});
 const lastSuccess = gauge('pin_job_last_success_timestamp_seconds', 'Unix time of the last successful cycle by job (alert: delisted-retention not run > 26 h)', ['job']);
 const jobDuration = histogram('pin_job_run_duration_seconds', 'Job cycle duration by job', ['job'], [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 300, 1200]);
 

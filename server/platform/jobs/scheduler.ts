@@ -5,9 +5,12 @@ import type { Env } from '../env';
 import type { Logger } from '../logger';
 import { counter } from '../metrics';
 import { isJobPaused, runJobCycle, type JobRunResult } from './run-log';
-import type { JobDefinition, JobTrigger } from './types';
+import { JOB_NAMES, type JobDefinition, type JobTrigger } from './types';
 
-const ticksSkipped = counter('pin_job_ticks_skipped_total', 'Scheduler ticks skipped because the previous cycle was still running, or the job is paused', ['job', 'reason']);
+const ticksSkipped = counter('pin_job_ticks_skipped_total', 'Scheduler ticks skipped because the previous cycle was still running, or the job is paused', ['job', 'reason'], {
+  job: JOB_NAMES,
+  reason: ['overlap', 'paused', 'stopping'],
+});
 
 export interface ScheduledJob {
   job: JobDefinition;

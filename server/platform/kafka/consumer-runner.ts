@@ -6,12 +6,17 @@ import type { Env } from '../env';
 import type { Logger } from '../logger';
 import { counter, gauge } from '../metrics';
 import { createIdempotentProducer, toHeaders } from './client';
-import { dlqTopic, withPrefix } from './topics';
+import { CONSUMER_GROUPS, dlqTopic, withPrefix } from './topics';
+
+const CONSUMER_GROUP_IDS = Object.values(CONSUMER_GROUPS);
 import { contextFromHeaders, markSpanFailed, SpanKind, withSpan } from '../tracing';
 
-const messagesTotal = counter('pin_consumer_messages_total', 'Consumed messages by consumer and outcome', ['consumer', 'result']);
+const messagesTotal = counter('pin_consumer_messages_total', 'Consumed messages by consumer and outcome', ['consumer', 'result'], {
+  consumer: CONSUMER_GROUP_IDS,
+  result: ['applied', 'no-op', 'duplicate', 'rejected', 'dlq'],
+});
 const processingDelay = gauge('pin_consumer_processing_delay_seconds', 'Age of the last message when the consumer applied it (broker timestamp to commit)', ['consumer']);
-const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer']);
+const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer'], { consumer: CONSUMER_GROUP_IDS });
 
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** Within a long fetched batch, the applied offsets are committed at least this often. */

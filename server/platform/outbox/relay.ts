@@ -9,9 +9,11 @@ import { withPrefix } from '../kafka/topics';
 import { linkFromHeaders, SpanKind, withSpan } from '../tracing';
 import type { OutboxName } from './write';
 
-const published = counter('pin_outbox_published_total', 'Outbox rows acknowledged by the broker', ['outbox']);
-const publishErrors = counter('pin_outbox_publish_errors_total', 'Failed publish attempts of outbox batches', ['outbox']);
-const pruned = counter('pin_outbox_pruned_total', 'Published outbox rows deleted after the retention period', ['outbox']);
+const OUTBOX_NAMES = ['crm', 'chessboard'] as const satisfies readonly OutboxName[];
+
+const published = counter('pin_outbox_published_total', 'Outbox rows acknowledged by the broker', ['outbox'], { outbox: OUTBOX_NAMES });
+const publishErrors = counter('pin_outbox_publish_errors_total', 'Failed publish attempts of outbox batches', ['outbox'], { outbox: OUTBOX_NAMES });
+const pruned = counter('pin_outbox_pruned_total', 'Published outbox rows deleted after the retention period', ['outbox'], { outbox: OUTBOX_NAMES });
 
 let metricsDb: Database | undefined;
 /** Backlog gauges are computed at scrape time from the database the process uses. */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
-import { and, eq, gt } from 'drizzle-orm';
+import { and, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../platform/db';
 import { sessions, users } from '../ops/schema';
 import type { Actor } from './actor';
@@ -38,8 +38,21 @@ export async function resolveSession(db: Db, token: string | undefined | null, n
   return row ? { actor: { userId: row.userId, role: row.role, tenantId: row.tenantId }, sessionId: id } : null;
 }
 
+/** The channel on which sign-out announces a revoked session (the live feed ends its streams). */
+export const SESSION_REVOKED_CHANNEL = 'pin_session_revoked';
+
+/** What the NOTIFY carries for a revoked session: a hash of its id (not the id stored in ops.sessions). */
+export const sessionRevocationKey = (sessionId: string) => createHash('sha256').update(`revoked:${sessionId}`).digest('hex');
+
+/**
+ * Sign-out: deletes the session and, in the same transaction, NOTIFYs its revocation key — the open
+ * live-feed streams of the session end when the deletion commits, not at their next session check.
+ */
 export async function deleteSession(db: Db, sessionId: string): Promise<void> {
-  await db.delete(sessions).where(eq(sessions.id, sessionId));
+  await db.transaction(async (tx) => {
+    await tx.delete(sessions).where(eq(sessions.id, sessionId));
+    await tx.execute(sql`SELECT pg_notify(${SESSION_REVOKED_CHANNEL}, ${sessionRevocationKey(sessionId)})`);
+  });
 }
 
 export function sessionCookie(token: string, expiresAt: Date, secure: boolean): string {

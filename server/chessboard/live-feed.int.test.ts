@@ -1,52 +1,154 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { ensureLiveListener, subscribeLive, type LiveSignal } from './live-feed';
+import { insertTenant, insertUser, TEST_PASSWORD } from '../auth/test-fixtures';
+import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
+import { registry } from '../platform/metrics';
+import { outboxNotices } from '../platform/outbox/write';
+import { projectedObjectOf } from '../testing/crm-projection';
+import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { eventually, insertObjects, insertProject } from './chessboard.fixtures';
+import { ensureLiveListener, openLiveStream, type LiveEvent, type LiveStream } from './live-feed';
 
 let t: TestContext;
+let restore: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   t = await createTestContext();
+  restore = routeHandlersOn(t);
+  await ensureLiveListener(t.database, t.logger);
 });
 afterAll(async () => {
+  await restore?.();
   await t?.close();
 });
 
-function nextSignal(want: LiveSignal, timeoutMs: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { off(); reject(new Error(`no ${want} signal within ${timeoutMs} ms`)); }, timeoutMs);
-    const off = subscribeLive((s) => {
-      if (s !== want) return;
-      clearTimeout(timer);
-      off();
-      resolve(Date.now());
-    });
-  });
+/** A stream of the hub that records what it is told. */
+async function testStream(tenantId: string | null, building: { id: string; tenantId: string } | null = null) {
+  const events: LiveEvent[] = [];
+  const stream: LiveStream = { tenantId, revocationKey: randomUUID(), building, notify: (e) => events.push(e), revoked: () => {} };
+  const close = await openLiveStream(stream);
+  return { events, close };
+}
+
+async function fingerprintReads(): Promise<number> {
+  const metric = registry.getSingleMetric('pin_live_feed_fingerprint_reads_total')!;
+  return (await metric.get()).values[0]?.value ?? 0;
 }
 
 describe('live feed (LISTEN on the outbox channels)', () => {
-  it('signals open grids within 1 s of a chessboard outbox commit, and not before the commit', async () => {
-    await ensureLiveListener(t.database, t.logger);
-    const received = nextSignal('chessboard', 1000);
+  it('signals the tenant\'s streams within 1 s of a chessboard outbox commit, and not before the commit', async () => {
+    const tenant = randomUUID();
     let committedAt = 0;
     let early = false;
-    const off = subscribeLive((s) => { if (s === 'chessboard' && committedAt === 0) early = true; });
+    let receivedAt = 0;
+    const events: LiveEvent[] = [];
+    const close = await openLiveStream({
+      tenantId: tenant, revocationKey: randomUUID(), building: null, revoked: () => {},
+      notify: (e) => {
+        events.push(e);
+        if (e !== 'chessboard') return;
+        if (committedAt === 0) early = true;
+        receivedAt ||= Date.now();
+      },
+    });
+    const [notice] = outboxNotices([{ tenantId: tenant, payload: {} }]);
     await t.database.db.transaction(async (tx) => {
-      await tx.execute(sql`SELECT pg_notify('pin_outbox_chessboard', '')`);
+      await tx.execute(sql`SELECT pg_notify('pin_outbox_chessboard', ${notice!})`);
       await new Promise((r) => setTimeout(r, 150)); // NOTIFY is delivered at commit, not now
       // the COMMIT goes out right after this callback returns; its answer (on this connection) and the
       // notification (on the listener's) may then arrive in either order, so "early" means before this
       committedAt = Date.now();
     });
-    const at = await received;
-    off();
+    await eventually(async () => receivedAt > 0, 10_000, 'the chessboard signal');
+    close();
     expect(early).toBe(false);
-    expect(at - committedAt).toBeLessThan(1000);
+    expect(receivedAt - committedAt).toBeLessThan(1000);
   });
 
-  it('signals crm changes on their own channel', async () => {
-    await ensureLiveListener(t.database, t.logger);
-    const received = nextSignal('crm', 1000);
-    await t.database.db.execute(sql`SELECT pg_notify('pin_outbox_crm', '')`);
-    await expect(received).resolves.toBeGreaterThan(0);
+  it('a tenant\'s command reaches only that tenant\'s streams (and the all-tenant ones): tenant B hears nothing of tenant A', async () => {
+    const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+    const [a, b, all] = [await testStream(tenantA), await testStream(tenantB), await testStream(null)];
+    const programA = await insertProgram(t, tenantA);
+    const dealA = await insertDeal(t, tenantA);
+    await callerFor(t, actor('agent', tenantA)).booking.create({ dealId: dealA.id, propertyObjectId: await projectedObjectOf(t.database, tenantA), programId: programA.id });
+    // one notice is delivered to every stream in one synchronous pass: once A heard it, B would have too
+    await eventually(async () => a.events.includes('crm'), 10_000, 'tenant A hears its booking');
+    expect(all.events).toContain('crm');
+    expect(b.events).toEqual([]);
+    // and B's stream is live: it hears its own tenant's command
+    const programB = await insertProgram(t, tenantB);
+    const dealB = await insertDeal(t, tenantB);
+    await callerFor(t, actor('agent', tenantB)).booking.create({ dealId: dealB.id, propertyObjectId: await projectedObjectOf(t.database, tenantB), programId: programB.id });
+    await eventually(async () => b.events.includes('crm'), 10_000, 'tenant B hears its booking');
+    for (const s of [a, b, all]) s.close();
+  });
+
+  it('N streams on one building: one chessboard commit costs one fingerprint read, and all of them get grid; another tenant\'s commit costs none', async () => {
+    const place = await insertProject(t.database, await insertTenant(t.database.db));
+    const [held] = await insertObjects(t.database, place, [{ status: 'Reserved' }, { status: 'Free' }]);
+    const building = { id: place.buildingId, tenantId: place.tenantId };
+    const streams: Awaited<ReturnType<typeof testStream>>[] = [];
+    for (let i = 0; i < 5; i++) streams.push(await testStream(i === 4 ? null : place.tenantId, building));
+    const other = await insertProject(t.database, await insertTenant(t.database.db));
+    const [otherHeld] = await insertObjects(t.database, other, [{ status: 'Reserved' }]);
+
+    const before = await fingerprintReads();
+    const ops = callerFor(t, actor('ops', null));
+    // another tenant's commit on another building: no read for this watch
+    await ops.chessboard.releaseHold({ propertyObjectId: otherHeld!, reason: 'live feed test' });
+    await ops.chessboard.releaseHold({ propertyObjectId: held!, reason: 'live feed test' });
+    await eventually(async () => streams.every((s) => s.events.includes('grid')), 10_000, 'grid on every stream of the building');
+    expect(await fingerprintReads()).toBe(before + 1);
+    for (const s of streams) {
+      expect(s.events.filter((e) => e === 'grid')).toHaveLength(1);
+      s.close();
+    }
+  });
+});
+
+describe('sign-out ends the session\'s open streams', () => {
+  it('GET /api/events, then auth.signOut through the real route: the stream ends within 2 s (not at the 60 s session re-check)', async () => {
+    const { GET: events } = await import('@/app/api/events/route');
+    const { POST } = await import('@/app/api/trpc/[trpc]/route');
+    const origin = { host: 'localhost', origin: 'http://localhost' };
+    const user = await insertUser(t.database.db, 'viewer', await insertTenant(t.database.db));
+    const signIn = await POST(new Request('http://localhost/api/trpc/auth.signIn', {
+      method: 'POST', headers: { ...origin, 'content-type': 'application/json' },
+      body: JSON.stringify(superjson.serialize({ email: user.email, password: TEST_PASSWORD })),
+    }));
+    expect(signIn.status).toBe(200);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+
+    const res = await events(new Request('http://localhost/api/events', { headers: { cookie } }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toContain('no-store');
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('event: ready')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before ready: ${text}`);
+      text += decoder.decode(value);
+    }
+
+    const signOut = await POST(new Request('http://localhost/api/trpc/auth.signOut', {
+      method: 'POST', headers: { ...origin, cookie, 'content-type': 'application/json' }, body: JSON.stringify(superjson.serialize(null)),
+    }));
+    expect(signOut.status).toBe(200);
+    const signedOutAt = Date.now();
+    const ended = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return Date.now();
+        text += decoder.decode(value);
+      }
+    })();
+    const deadline = new Promise<'open'>((r) => setTimeout(() => r('open'), 2000));
+    const outcome = await Promise.race([ended, deadline]);
+    if (outcome === 'open') await reader.cancel();
+    expect(outcome, 'the stream is still open 2 s after sign-out').not.toBe('open');
+    expect((outcome as number) - signedOutAt).toBeLessThanOrEqual(2000);
+    expect(text).toContain('event: signed-out');
   });
 });

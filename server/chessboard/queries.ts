@@ -167,6 +167,28 @@ export async function buildingFingerprint(db: DbOrTx, actor: Actor, buildingId: 
   return `${row?.n ?? 0}:${row?.versions ?? 0}`;
 }
 
+/** The tenant of a building the actor may see; null when there is none or it is another tenant's. */
+export async function visibleBuildingTenant(db: DbOrTx, actor: Actor, buildingId: string): Promise<string | null> {
+  const [row] = await db.select({ tenantId: buildings.tenantId }).from(buildings).where(and(eq(buildings.id, buildingId), scoped(actor, buildings.tenantId)));
+  return row?.tenantId ?? null;
+}
+
+/**
+ * `buildingFingerprint` for the live feed's shared watch of a building: read once per commit for all
+ * the streams watching it, each of which was authorised for the building (visibleBuildingTenant) when
+ * it opened; the building's tenant still bounds the read.
+ */
+export async function tenantBuildingFingerprint(db: DbOrTx, tenantId: string, buildingId: string): Promise<string> {
+  const [row] = await db
+    .select({
+      n: sql<number>`count(*)::int`,
+      versions: sql<string>`coalesce(sum(${propertyObjects.version}), 0)::text`,
+    })
+    .from(propertyObjects)
+    .where(and(eq(propertyObjects.buildingId, buildingId), eq(propertyObjects.tenantId, tenantId)));
+  return `${row?.n ?? 0}:${row?.versions ?? 0}`;
+}
+
 /** Labels of a page of objects (bookings list: number, building, project); foreign ids are absent. */
 export async function objectLabels(db: DbOrTx, actor: Actor, ids: string[]) {
   if (ids.length === 0) return [];

@@ -10,6 +10,7 @@ import '../chessboard/metrics';
 import '../catalog/retention-metrics';
 import '../ops/reconciliation';
 import '../auth/sign-in';
+import '../chessboard/live-feed';
 import '../trpc/http-metrics';
 import './jobs/run-log';
 import './jobs/scheduler';

@@ -1,7 +1,8 @@
 import { getServices } from '@/server/platform/services';
-import { readCookie, resolveSession, SESSION_COOKIE } from '@/server/auth/session';
-import { buildingFingerprint } from '@/server/chessboard/queries';
-import { ensureLiveListener, subscribeLive, type LiveSignal } from '@/server/chessboard/live-feed';
+import { readCookie, resolveSession, SESSION_COOKIE, sessionRevocationKey } from '@/server/auth/session';
+import { tenantScope } from '@/server/auth/actor';
+import { visibleBuildingTenant } from '@/server/chessboard/queries';
+import { ensureLiveListener, openLiveStream, type LiveEvent } from '@/server/chessboard/live-feed';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -11,15 +12,17 @@ const SESSION_RECHECK_MS = 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Server-sent events for open console pages. `?buildingId=` makes the stream watch one grid: on a
- * chessboard commit it re-reads the building's fingerprint (tenant-scoped) and sends `grid` only if it
- * changed. `crm` tells booking views to refetch; `resync` follows a lost LISTEN connection. Comment
- * lines every 15 s keep proxies from closing an idle stream; EventSource reconnects by itself.
+ * Server-sent events for open console pages (server/chessboard/live-feed.ts fans the notices out).
+ * `?buildingId=` makes the stream watch one grid of a building the actor may see: it gets `grid` when
+ * the building's shared fingerprint changed. `crm` (debounced 100 ms) tells booking views to refetch;
+ * `resync` follows a lost LISTEN connection. Only the actor's tenant's commits reach the stream. Sign-out
+ * ends the stream at once (NOTIFY); the session is re-checked every minute for expiry. Comment lines
+ * every 15 s keep proxies from closing an idle stream; EventSource reconnects by itself.
  */
 export async function GET(req: Request): Promise<Response> {
   const services = getServices();
   const session = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE));
-  if (!session) return new Response('Sign in first', { status: 401 });
+  if (!session) return new Response('Sign in first', { status: 401, headers: { 'cache-control': 'no-store' } });
   const buildingIdParam = new URL(req.url).searchParams.get('buildingId');
   const buildingId = buildingIdParam && UUID.test(buildingIdParam) ? buildingIdParam : null;
 
@@ -27,7 +30,15 @@ export async function GET(req: Request): Promise<Response> {
     await ensureLiveListener(services.database, services.logger);
   } catch (e) {
     services.logger.error({ event: 'live_feed.listen_failed', err: { message: (e as Error).message } }, 'live feed LISTEN failed');
-    return new Response('Live updates unavailable', { status: 503 });
+    return new Response('Live updates unavailable', { status: 503, headers: { 'cache-control': 'no-store' } });
+  }
+  // a building of another tenant (or none) is not watched: the stream then carries no grid events
+  const buildingTenant = buildingId ? await visibleBuildingTenant(services.database.db, session.actor, buildingId) : null;
+  let scope: string | null;
+  try {
+    scope = tenantScope(session.actor); // null: every tenant (pin_manager, ops)
+  } catch {
+    return new Response('Your account has no tenant', { status: 403, headers: { 'cache-control': 'no-store' } });
   }
 
   const encoder = new TextEncoder();
@@ -45,52 +56,17 @@ export async function GET(req: Request): Promise<Response> {
       };
       const send = (event: string, data: unknown) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 
-      let fingerprint: string | null = null;
-      let checking = false;
-      let dirty = false;
-      const checkGrid = async () => {
-        if (!buildingId) return send('chessboard', {});
-        if (checking) {
-          dirty = true;
-          return;
-        }
-        checking = true;
-        try {
-          do {
-            dirty = false;
-            const next = await buildingFingerprint(services.database.db, session.actor, buildingId);
-            if (next !== fingerprint) {
-              fingerprint = next;
-              send('grid', { buildingId });
-            }
-          } while (dirty && !closed);
-        } catch (e) {
-          services.logger.warn({ event: 'live_feed.check_failed', err: { message: (e as Error).message } }, 'live feed check failed');
-        } finally {
-          checking = false;
-        }
-      };
       let crmTimer: ReturnType<typeof setTimeout> | null = null;
-      const onSignal = (signal: LiveSignal) => {
-        if (signal === 'chessboard') void checkGrid();
-        else if (signal === 'resync') send('resync', {});
-        else if (!crmTimer) crmTimer = setTimeout(() => { crmTimer = null; send('crm', {}); }, 100);
+      const notify = (event: LiveEvent) => {
+        if (event === 'crm') {
+          crmTimer ??= setTimeout(() => { crmTimer = null; send('crm', {}); }, 100);
+        } else send(event, event === 'grid' ? { buildingId } : {});
       };
-
-      if (buildingId) fingerprint = await buildingFingerprint(services.database.db, session.actor, buildingId).catch(() => null);
-      const unsubscribe = subscribeLive(onSignal);
-      write('retry: 2000\n\n');
-      send('ready', { buildingId });
-
-      const heartbeat = setInterval(() => write(`: heartbeat ${Date.now()}\n\n`), HEARTBEAT_MS);
-      const recheck = setInterval(async () => {
-        const still = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE)).catch(() => session);
-        if (!still) {
-          send('signed-out', {});
-          cleanup();
-        }
-      }, SESSION_RECHECK_MS);
-
+      const signedOut = () => {
+        send('signed-out', {});
+        cleanup();
+      };
+      let unsubscribe = () => {};
       cleanup = () => {
         if (closed) return;
         closed = true;
@@ -104,7 +80,26 @@ export async function GET(req: Request): Promise<Response> {
           // already closed by the client
         }
       };
+      const heartbeat = setInterval(() => write(`: heartbeat ${Date.now()}\n\n`), HEARTBEAT_MS);
+      const recheck = setInterval(async () => {
+        const still = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE)).catch(() => session);
+        if (!still) signedOut();
+      }, SESSION_RECHECK_MS);
       req.signal.addEventListener('abort', () => cleanup());
+
+      unsubscribe = await openLiveStream({
+        tenantId: scope,
+        revocationKey: sessionRevocationKey(session.sessionId),
+        building: buildingId && buildingTenant ? { id: buildingId, tenantId: buildingTenant } : null,
+        notify,
+        revoked: signedOut,
+      });
+      if (closed) unsubscribe(); // aborted while registering
+      write('retry: 2000\n\n');
+      send('ready', { buildingId });
+      // signed out between the session check above and the registration: its NOTIFY was missed
+      const still = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE)).catch(() => session);
+      if (!still) signedOut();
     },
     cancel() {
       cleanup();
@@ -114,7 +109,7 @@ export async function GET(req: Request): Promise<Response> {
   return new Response(stream, {
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
+      'cache-control': 'no-store, no-transform',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     },

@@ -57,6 +57,45 @@ function outboxRow<T extends Topic>(outbox: OutboxName, event: OutboxEvent<T>) {
   };
 }
 
+/** What a NOTIFY on an outbox channel carries for the live feed: the tenant, and the buildings touched. */
+export interface OutboxNotice {
+  /** tenant of the events */
+  t: string;
+  /** buildings whose cells the events may change; absent: unknown (every building of the tenant) */
+  b?: string[];
+}
+
+/** NOTIFY payloads are limited to 8000 bytes; a longer building list is dropped (= every building of the tenant). */
+const MAX_NOTICE_CHARS = 7000;
+
+/**
+ * One notice per tenant of the events: the live feed (server/chessboard/live-feed.ts) delivers it only
+ * to that tenant's streams, and re-reads only the named buildings. A building is named when the event's
+ * payload has a `buildingId` (a property object's status change or upsert); an event without one makes
+ * the notice name no buildings.
+ */
+export function outboxNotices(events: readonly { tenantId: string; payload: unknown }[]): string[] {
+  const byTenant = new Map<string, Set<string> | null>();
+  for (const e of events) {
+    const buildingId = (e.payload as { buildingId?: unknown } | null)?.buildingId;
+    if (!byTenant.has(e.tenantId)) byTenant.set(e.tenantId, new Set());
+    const known = byTenant.get(e.tenantId);
+    if (!known) continue; // already "every building"
+    if (typeof buildingId === 'string') known.add(buildingId);
+    else byTenant.set(e.tenantId, null);
+  }
+  return [...byTenant].map(([t, b]) => {
+    const withBuildings = JSON.stringify({ t, ...(b ? { b: [...b] } : {}) } satisfies OutboxNotice);
+    return withBuildings.length <= MAX_NOTICE_CHARS ? withBuildings : JSON.stringify({ t } satisfies OutboxNotice);
+  });
+}
+
+/** NOTIFY of the notices, in the writing transaction (delivered at its commit, dropped at its rollback). */
+function notifyOutbox(tx: Tx, outbox: OutboxName, events: readonly { tenantId: string; payload: unknown }[]) {
+  const notices = JSON.stringify(outboxNotices(events));
+  return tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, n) FROM jsonb_array_elements_text(${notices}::jsonb) AS n`);
+}
+
 /**
  * Inserts one event into the context's outbox inside the caller's transaction, so the state change
  * and its event commit together. The envelope is validated with the topic's shared zod contract
@@ -68,7 +107,7 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
   // transaction's connection): one round trip, one socket write, instead of two
   await Promise.all([
     tx.insert(OUTBOXES[outbox]).values(row).then(() => undefined),
-    tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, '')`).then(() => undefined),
+    notifyOutbox(tx, outbox, [event]).then(() => undefined),
   ]);
   return row.messageId;
 }
@@ -94,7 +133,7 @@ export async function writeOutboxMany<T extends Topic>(tx: Tx, outbox: OutboxNam
       AS r(message_id, topic, key, aggregate_type, aggregate_id, payload, headers, ord)
     ORDER BY r.ord`).then(() => undefined);
   // sent right behind the INSERT (postgres.js pipelines statements issued together on one connection)
-  const notified = tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, '')`).then(() => undefined);
+  const notified = notifyOutbox(tx, outbox, events).then(() => undefined);
   await Promise.all([inserted, notified]);
   return rows.map((r) => r.messageId);
 }

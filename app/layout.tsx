@@ -4,6 +4,9 @@ import { getLocale, getTranslations } from 'next-intl/server';
 import { Providers } from './_components/providers';
 import './globals.css';
 
+// every page is rendered per request: the CSP nonce of the request goes on its scripts (proxy.ts)
+export const dynamic = 'force-dynamic';
+
 export async function generateMetadata(): Promise<Metadata> {
   const t = await getTranslations('app');
   return { title: t('title'), description: t('description') };

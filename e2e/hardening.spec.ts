@@ -78,4 +78,68 @@ test.describe('web hardening', () => {
     expect((await limited.json()).error.json.data.domainCode).toBe('AUTH_RATE_LIMITED');
     await api.dispose();
   });
+
+  test('CSP: a fresh nonce per request, strict-dynamic, no unsafe-inline script; the login page and the console run hydrated without a CSP violation', async ({ page, request }) => {
+    const scriptSrc = async (path: string) => {
+      const csp = (await request.get(path)).headers()['content-security-policy'] ?? '';
+      return csp.split(';').map((d) => d.trim()).find((d) => d.startsWith('script-src ')) ?? '';
+    };
+    const nonceOf = (directive: string) => /'nonce-([A-Za-z0-9+/=]+)'/.exec(directive)?.[1];
+    const policies = [await scriptSrc('/login'), await scriptSrc('/login'), await scriptSrc('/api/health')];
+    for (const d of policies) {
+      expect(nonceOf(d), d).toBeTruthy();
+      expect(d).toContain("'strict-dynamic'");
+      expect(d).not.toContain("'unsafe-inline'");
+      expect(d).not.toContain('unsafe-eval');
+    }
+    expect(new Set(policies.map(nonceOf)).size, 'a new nonce on every request').toBe(policies.length);
+
+    // every violation the browser reports: the console message and the DOM event (an init script runs whatever the CSP)
+    const violations: string[] = [];
+    page.on('console', (m) => { if (/content security policy/i.test(m.text())) violations.push(m.text()); });
+    await page.exposeFunction('__pinCspViolation', (v: string) => violations.push(v));
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        (window as unknown as { __pinCspViolation(v: string): void }).__pinCspViolation(`${e.violatedDirective} ${e.blockedURI}`);
+      });
+    });
+    // the login page's scripts all carry the nonce of its own response
+    const login = await page.goto('/login');
+    const pageNonce = nonceOf((login!.headers()['content-security-policy'] ?? '').split(';').find((d) => d.includes('script-src')) ?? '');
+    expect(pageNonce).toBeTruthy();
+    const scriptNonces = await page.evaluate(() => [...document.querySelectorAll('script')].map((s) => s.nonce));
+    expect(scriptNonces.length).toBeGreaterThan(0);
+    expect(scriptNonces.filter((n) => n !== pageNonce)).toEqual([]);
+    // hydrated: the form signs in through auth.signIn (JavaScript), not the no-JavaScript form post
+    const viaJavaScript = page.waitForRequest((r) => r.method() === 'POST' && r.url().includes('/api/trpc/auth.signIn'));
+    await signIn(page, USERS.viewer);
+    await viaJavaScript;
+    // the console works: client-side navigation to the bookings page renders its data
+    await page.goto('/bookings');
+    await expect(page.getByTestId('user-name')).toBeVisible();
+    await page.goto('/chessboard');
+    await expect(page.getByTestId('live-state')).toHaveClass(/live-live/, { timeout: 30_000 });
+    expect(violations).toEqual([]);
+  });
+
+  test('Cache-Control: no-store on every API answer with user data: /api/trpc, /api/events, /api/auth/sign-in', async () => {
+    const api = await playwrightRequest.newContext({ baseURL: baseURL(), extraHTTPHeaders: { origin: baseURL() } });
+    const form = await api.post('/api/auth/sign-in', { form: { email: USERS.viewer, password: PASSWORD }, maxRedirects: 0 });
+    expect(form.status()).toBe(303);
+    expect(form.headers()['cache-control']).toBe('no-store');
+    for (const path of ['/api/trpc/auth.me', '/api/trpc/chessboard.projects']) {
+      const res = await api.get(path);
+      expect(res.status(), path).toBe(200);
+      expect(res.headers()['cache-control'], path).toBe('no-store');
+    }
+    // the event stream answers its headers at once; the body is an endless stream, so only the head is read
+    const events = await fetch(`${baseURL()}/api/events`, { headers: { cookie: (await api.storageState()).cookies.map((c) => `${c.name}=${c.value}`).join('; ') } });
+    expect(events.status).toBe(200);
+    expect(events.headers.get('cache-control')).toMatch(/^no-store\b/);
+    await events.body?.cancel();
+    const anonymous = await fetch(`${baseURL()}/api/events`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('cache-control')).toBe('no-store');
+    await api.dispose();
+  });
 });

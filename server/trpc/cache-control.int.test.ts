@@ -38,4 +38,33 @@ describe('Cache-Control on tRPC answers', () => {
     expect(crossOrigin.status).toBe(403);
     expect(crossOrigin.headers.get('cache-control')).toBe('no-store');
   });
+
+  it('/api/events (signed in and anonymous) and every answer of /api/auth/sign-in are no-store', async () => {
+    const { GET: events } = await import('@/app/api/events/route');
+    const { POST: formSignIn } = await import('@/app/api/auth/sign-in/route');
+    const user = await insertUser(t.database.db, 'viewer', await insertTenant(t.database.db));
+    const form = (email: string, password: string, headers: Record<string, string> = origin) => formSignIn(new Request('http://localhost/api/auth/sign-in', {
+      method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ email, password }).toString(),
+    }));
+    const signedIn = await form(user.email, TEST_PASSWORD);
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get('cache-control')).toBe('no-store');
+    const wrong = await form(user.email, 'wrong password');
+    expect(wrong.status).toBe(303);
+    expect(wrong.headers.get('cache-control')).toBe('no-store');
+    const crossOrigin = await form(user.email, TEST_PASSWORD, { host: 'localhost', origin: 'https://evil.example' });
+    expect(crossOrigin.status).toBe(403);
+    expect(crossOrigin.headers.get('cache-control')).toBe('no-store');
+
+    const anonymous = await events(new Request('http://localhost/api/events', { headers: origin }));
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('cache-control')).toBe('no-store');
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    const aborted = new AbortController();
+    const stream = await events(new Request('http://localhost/api/events', { headers: { ...origin, cookie }, signal: aborted.signal }));
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('cache-control')).toMatch(/^no-store\b/);
+    await stream.body!.cancel();
+    aborted.abort();
+  });
 });

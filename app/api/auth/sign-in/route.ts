@@ -16,12 +16,14 @@ export const runtime = 'nodejs';
  */
 export async function POST(req: Request): Promise<Response> {
   const services = getServices();
-  if (isCrossOrigin(req)) return new Response('Cross-origin request refused', { status: 403 });
+  // answers about a session are never stored by a cache
+  const noStore = { 'cache-control': 'no-store' };
+  if (isCrossOrigin(req)) return new Response('Cross-origin request refused', { status: 403, headers: noStore });
   const back = (path: string, cookie?: string) =>
-    new Response(null, { status: 303, headers: { location: path, ...(cookie ? { 'set-cookie': cookie } : {}) } });
+    new Response(null, { status: 303, headers: { ...noStore, location: path, ...(cookie ? { 'set-cookie': cookie } : {}) } });
   // the form is two short fields: a body over API_MAX_BODY_BYTES is refused before it is parsed
   const body = await readBodyCapped(req, services.env.API_MAX_BODY_BYTES);
-  if (body === null) return new Response('Request body too large', { status: 413 });
+  if (body === null) return new Response('Request body too large', { status: 413, headers: noStore });
   const form = await new Response(body, { headers: { 'content-type': req.headers.get('content-type') ?? '' } }).formData().catch(() => null);
   const email = String(form?.get('email') ?? '').trim();
   const password = String(form?.get('password') ?? '');

@@ -371,7 +371,7 @@ describe('delisted-retention: limits, schedule, config, metrics', () => {
     await t.database.sql`INSERT INTO catalog.building_display_overrides (id, project_id, building_id) VALUES (${randomUUID()}, ${projectId}, ${randomUUID()})`;
     const names = [
       'catalog_delisted_deleted_property_object_cards_total', 'catalog_delisted_deleted_project_cards_total',
-      'catalog_delisted_deleted_overrides_total', 'catalog_delisted_retention_batches_processed_total',
+      'catalog_delisted_deleted_overrides_total', 'catalog_delisted_retention_batches_processed',
     ];
     const beforeValues = await Promise.all(names.map((n) => metricValue(n)));
     const durationCount = () => metricValue('catalog_delisted_retention_run_duration_seconds', {}, 'catalog_delisted_retention_run_duration_seconds_count');

@@ -13,7 +13,7 @@ export const retentionMetrics = {
   deletedPropertyObjectCards: counter('catalog_delisted_deleted_property_object_cards_total', 'Delisted property object cards physically deleted by retention'),
   deletedProjectCards: counter('catalog_delisted_deleted_project_cards_total', 'Delisted project cards physically deleted by retention'),
   deletedOverrides: counter('catalog_delisted_deleted_overrides_total', 'Display overrides (live and soft-deleted) deleted with their cards'),
-  batchesProcessed: counter('catalog_delisted_retention_batches_processed_total', 'Committed delisted-retention batches'),
+  batchesProcessed: counter('catalog_delisted_retention_batches_processed', 'Committed delisted-retention batches'),
   lockContention: counter('catalog_delisted_retention_lock_contention_total', 'Runs skipped because another instance held the retention lock'),
 };
 

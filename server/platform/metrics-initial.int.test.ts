@@ -35,14 +35,18 @@ const seriesKey = (name: string, labels: Record<string, string>) =>
 /**
  * promtool's lint findings on our metric names. The prom-client process metrics (`nodejs_*`,
  * `process_*`) are the library's, not ours: `nodejs_active_handles_total` is a gauge with `_total`.
+ * One finding is ours and kept: the retention spec (catalog-delisted-retention-job.ru.md, "Metrics")
+ * names the counter `catalog_delisted_retention_batches_processed`, without `_total`, and the specs'
+ * names are fixed (DESIGN.md) — exactly that line is allowed, any other finding fails.
  */
+const SPEC_NAMED_COUNTER = /^catalog_delisted_retention_batches_processed counter metrics should have "_total" suffix$/;
 function promtoolFindings(text: string): string[] {
   const res = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
   if (res.error && (res.error as NodeJS.ErrnoException).code === 'ENOENT') {
     throw new Error('promtool is not installed: apt-get install prometheus (Debian; .ci/run installs it) — the metrics cannot be checked');
   }
   if (res.error) throw res.error;
-  return `${res.stdout}\n${res.stderr}`.split('\n').map((l) => l.trim()).filter((l) => l && !/^(nodejs_|process_)/.test(l));
+  return `${res.stdout}\n${res.stderr}`.split('\n').map((l) => l.trim()).filter((l) => l && !/^(nodejs_|process_)/.test(l) && !SPEC_NAMED_COUNTER.test(l));
 }
 
 /** Every labelled counter of the registry declares its known label values (a new one must too). */

@@ -65,7 +65,7 @@ const SPEC_NAMES = [
   'chessboard_property_object_hold_expiration_skip_locked_total', 'chessboard_property_object_hold_expiration_errors_total',
   'chessboard_crm_hold_mismatch_total',
   'catalog_delisted_retention_run_duration_seconds', 'catalog_delisted_deleted_property_object_cards_total',
-  'catalog_delisted_deleted_project_cards_total', 'catalog_delisted_deleted_overrides_total', 'catalog_delisted_retention_batches_processed_total',
+  'catalog_delisted_deleted_project_cards_total', 'catalog_delisted_deleted_overrides_total', 'catalog_delisted_retention_batches_processed',
   'catalog_delisted_backlog', 'catalog_delisted_retention_lock_contention_total',
   'pin_outbox_backlog', 'pin_outbox_oldest_pending_age_seconds', 'pin_consumer_lag_messages', 'pin_consumer_processing_delay_seconds',
   'pin_job_runs_total', 'pin_job_last_success_timestamp_seconds',
@@ -325,7 +325,7 @@ describe('worker /metrics (server/worker.ts as a child process)', () => {
     expect(s.value('catalog_delisted_deleted_property_object_cards_total')).toBe(2);
     expect(s.value('catalog_delisted_deleted_project_cards_total')).toBe(1);
     expect(s.value('catalog_delisted_deleted_overrides_total')).toBe(5);
-    expect(s.value('catalog_delisted_retention_batches_processed_total')).toBe(2);
+    expect(s.value('catalog_delisted_retention_batches_processed')).toBe(2);
     expect(s.value('catalog_delisted_retention_lock_contention_total')).toBe(0);
     expect(s.value('catalog_delisted_retention_run_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(s.value('catalog_delisted_backlog', { kind: 'property_object', scope: 'all' })).toBe(1);

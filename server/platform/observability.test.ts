@@ -58,7 +58,7 @@ const SPEC_METRICS: { name: string; type: 'counter' | 'gauge' | 'histogram'; lab
   { spec: 'delisted-retention', name: 'catalog_delisted_deleted_property_object_cards_total', type: 'counter', labels: [] },
   { spec: 'delisted-retention', name: 'catalog_delisted_deleted_project_cards_total', type: 'counter', labels: [] },
   { spec: 'delisted-retention', name: 'catalog_delisted_deleted_overrides_total', type: 'counter', labels: [] },
-  { spec: 'delisted-retention (named by the spec as catalog_delisted_retention_batches_processed; _total: promtool check metrics)', name: 'catalog_delisted_retention_batches_processed_total', type: 'counter', labels: [] },
+  { spec: 'delisted-retention', name: 'catalog_delisted_retention_batches_processed', type: 'counter', labels: [] },
   { spec: 'delisted-retention (всего и за cutoff)', name: 'catalog_delisted_backlog', type: 'gauge', labels: ['kind', 'scope'] },
   { spec: 'delisted-retention', name: 'catalog_delisted_retention_lock_contention_total', type: 'counter', labels: [] },
   { spec: 'crm-booking-saga (outbox lag)', name: 'pin_outbox_backlog', type: 'gauge', labels: ['outbox'] },

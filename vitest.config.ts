@@ -5,7 +5,7 @@ export default defineConfig({
   resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
   test: {
     include: ['server/**/*.test.ts', 'scripts/**/*.test.ts', 'app/**/*.test.ts'],
-    exclude: ['**/node_modules/**', '.data/**', 'e2e/**', '**/*.faults.test.ts'],
+    exclude: ['**/node_modules/**', '.data/**', 'e2e/**', '**/*.faults.test.ts', '**/*.cluster.test.ts'],
     globalSetup: ['./server/testing/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,

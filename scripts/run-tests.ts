@@ -17,7 +17,7 @@ const log = (l: string) => console.log(`[test] ${l}`);
 const faults = process.argv.includes('--faults');
 const only = process.argv.includes('--unit') ? 'unit' : process.argv.includes('--e2e') ? 'e2e' : 'all';
 // `npm test -- --e2e e2e/grid.spec.ts` runs only the named specs (vitest files with `--unit`)
-const named = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const named = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--brokers');
 
 interface Tally { passed: number; failed: number; skipped: number }
 
@@ -36,7 +36,8 @@ async function main(): Promise<number> {
       const report = path.join(DATA_DIR, 'vitest-report.json');
       fs.rmSync(report, { force: true });
       const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
-      if (faults) args.push('--config', 'vitest.faults.config.ts');
+      // `npm run test:faults -- --brokers 3`: the multi-broker scenarios (a 3-node cluster of their own)
+      if (faults) args.push('--config', process.argv.includes('--brokers') ? 'vitest.cluster.config.ts' : 'vitest.faults.config.ts');
       if (only === 'unit') args.push(...named);
       const code = await run(bin('vitest'), args, baseEnv);
       const counted = readVitest(report);

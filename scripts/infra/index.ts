@@ -5,6 +5,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import postgres from 'postgres';
 import { ensureTopics } from '../../server/platform/kafka/topics';
 import { startLocalKafka } from './kafka';
+import { startLocalKafkaCluster, type LocalKafkaCluster } from './kafka-cluster';
 import { startLocalPostgres } from './postgres';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -16,6 +17,8 @@ export interface Infra {
   kafkaBrokers: string;
   startedPostgres: boolean;
   startedKafka: boolean;
+  /** the local cluster, when `brokers` > 1 started one (its nodes can be killed and restarted) */
+  kafkaCluster?: LocalKafkaCluster;
   /** Kafka (controlled shutdown, killed after `kafkaTimeoutMs`), then PostgreSQL */
   stop(opts?: { kafkaTimeoutMs?: number }): Promise<void>;
 }
@@ -25,11 +28,13 @@ export interface Infra {
  * Kafka broker with data under .data/<profile>-*. `fresh` wipes that data first (tests).
  */
 export async function ensureInfra(opts: {
-  profile: 'dev' | 'test' | 'bench';
+  profile: 'dev' | 'test' | 'bench' | 'cluster';
   fresh?: boolean;
   log?: (line: string) => void;
   /** root of the data folders (default `.data`; npm start: PIN_DATA_DIR) */
   dataRoot?: string;
+  /** local Kafka nodes to start when KAFKA_BROKERS is not set (default 1; 3 = a replicated cluster) */
+  brokers?: number;
 }): Promise<Infra> {
   const log = opts.log ?? ((l: string) => console.log(`[infra] ${l}`));
   // throwaway profiles get a folder per process, so concurrent test runs never share (or wipe) each other's data
@@ -41,6 +46,8 @@ export async function ensureInfra(opts: {
   let kafkaBrokers = process.env.KAFKA_BROKERS;
   const startedPostgres = !databaseUrl;
   const startedKafka = !kafkaBrokers;
+  let kafkaCluster: LocalKafkaCluster | undefined;
+  const kafkaNodes = opts.brokers ?? 1;
   try {
     const [pg, kafka] = await Promise.all([
       databaseUrl
@@ -49,8 +56,12 @@ export async function ensureInfra(opts: {
           startLocalPostgres({ dataDir: dir('pg'), fresh: opts.fresh || throwaway, log })),
       kafkaBrokers
         ? null
-        : (log('KAFKA_BROKERS not set: starting a local Apache Kafka (KRaft)'),
-          startLocalKafka({ dataDir: dir('kafka'), fresh: opts.fresh || throwaway, log })),
+        : kafkaNodes > 1
+          ? (log(`KAFKA_BROKERS not set: starting a local Apache Kafka cluster (KRaft) of ${kafkaNodes} brokers`),
+            startLocalKafkaCluster({ dataDir: dir('kafka'), size: kafkaNodes, fresh: opts.fresh || throwaway, log })
+              .then((c) => { kafkaCluster = c; return c; }))
+          : (log('KAFKA_BROKERS not set: starting a local Apache Kafka (KRaft)'),
+            startLocalKafka({ dataDir: dir('kafka'), fresh: opts.fresh || throwaway, log })),
     ]);
     if (pg) { databaseUrl = pg.url; stops.push({ name: 'PostgreSQL', stop: pg.stop }); }
     if (kafka) { kafkaBrokers = kafka.brokers; stops.push({ name: 'Kafka', stop: kafka.stop }); }
@@ -64,6 +75,7 @@ export async function ensureInfra(opts: {
     kafkaBrokers: kafkaBrokers!,
     startedPostgres,
     startedKafka,
+    kafkaCluster,
     // Kafka first, then PostgreSQL, one after the other (each logs when it is down)
     stop: async (stopOpts = {}) => {
       for (const s of [...stops].reverse()) {
@@ -137,12 +149,14 @@ export async function dropDatabase(adminUrl: string, database: string): Promise<
   }
 }
 
+/** Every topic and DLQ under `prefix`; on a cluster of 3+ brokers replicated 3 times, min.insync.replicas 2. */
 export async function createTopics(brokers: string, prefix: string): Promise<void> {
   const kafka = new Kafka({ clientId: 'pin-infra', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await ensureTopics(admin, prefix);
+    const size = (await admin.describeCluster()).brokers.length;
+    await ensureTopics(admin, prefix, 3, size >= 3 ? { replicationFactor: 3, minInsyncReplicas: 2 } : {});
   } finally {
     await admin.disconnect();
   }

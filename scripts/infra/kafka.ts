@@ -172,7 +172,7 @@ export async function startLocalKafka(opts: StartLocalKafkaOptions): Promise<Loc
 // Classpath resolution (Maven)
 
 /** Returns the broker classpath, running Maven only when there is no valid cached one. */
-async function resolveClasspath(log: (line: string) => void): Promise<string> {
+export async function resolveClasspath(log: (line: string) => void): Promise<string> {
   const distDir = path.join(REPO_ROOT, '.data', 'kafka-dist', KAFKA_VERSION);
   const cpFile = path.join(distDir, 'classpath.txt');
   const cached = readClasspath(cpFile);
@@ -235,11 +235,17 @@ ${dep('org.slf4j', 'slf4j-simple', SLF4J_VERSION)}
 // ---------------------------------------------------------------------------------------------
 // Broker configuration
 
-function serverProperties(p: { port: number; controllerPort: number; logDir: string }): string {
+export function serverProperties(p: {
+  port: number; controllerPort: number; logDir: string;
+  /** a node of a cluster (scripts/infra/kafka-cluster.ts): its id, the voters, RF and min ISR of every topic */
+  cluster?: { nodeId: number; voters: string; replicationFactor: number; minInsyncReplicas: number };
+}): string {
+  const rf = p.cluster?.replicationFactor ?? 1;
+  const minIsr = p.cluster?.minInsyncReplicas ?? 1;
   const props: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',
-    'node.id': 1,
-    'controller.quorum.voters': `1@127.0.0.1:${p.controllerPort}`,
+    'node.id': p.cluster?.nodeId ?? 1,
+    'controller.quorum.voters': p.cluster?.voters ?? `1@127.0.0.1:${p.controllerPort}`,
     listeners: `PLAINTEXT://127.0.0.1:${p.port},CONTROLLER://127.0.0.1:${p.controllerPort}`,
     'advertised.listeners': `PLAINTEXT://127.0.0.1:${p.port}`,
     'controller.listener.names': 'CONTROLLER',
@@ -247,13 +253,14 @@ function serverProperties(p: { port: number; controllerPort: number; logDir: str
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
     'log.dirs': p.logDir,
     // Single node: every internal topic must be satisfiable with one replica.
-    'offsets.topic.replication.factor': 1,
-    'transaction.state.log.replication.factor': 1,
-    'transaction.state.log.min.isr': 1,
-    'share.coordinator.state.topic.replication.factor': 1,
-    'share.coordinator.state.topic.min.isr': 1,
-    'default.replication.factor': 1,
-    'min.insync.replicas': 1,
+    // (a cluster: every internal topic replicated like ours, so losing one broker loses nothing)
+    'offsets.topic.replication.factor': rf,
+    'transaction.state.log.replication.factor': rf,
+    'transaction.state.log.min.isr': minIsr,
+    'share.coordinator.state.topic.replication.factor': rf,
+    'share.coordinator.state.topic.min.isr': minIsr,
+    'default.replication.factor': rf,
+    'min.insync.replicas': minIsr,
     // Internal topics default to 50 partitions; creating them on the first consumer group /
     // idempotent producer is the slowest part of a fresh broker, and one node gains nothing.
     'offsets.topic.num.partitions': 1,
@@ -278,7 +285,7 @@ function serverProperties(p: { port: number; controllerPort: number; logDir: str
     .concat('\n');
 }
 
-function jvmArgs(): string[] {
+export function jvmArgs(): string[] {
   return [
     '-Xms256m',
     '-Xmx512m',
@@ -299,15 +306,17 @@ function jvmArgs(): string[] {
 // Process management
 
 /** Polls with a kafkajs admin until the broker answers a metadata request. */
-async function waitUntilReady(
+export async function waitUntilReady(
   brokers: string,
   exitInfo: () => string | null,
   exited: Promise<void>,
   log: (line: string) => void,
+  expectBrokers = 1,
+  timeoutMs = READY_TIMEOUT_MS,
 ): Promise<void> {
   const kafka = new Kafka({
     clientId: 'local-kafka-probe',
-    brokers: [brokers],
+    brokers: brokers.split(','),
     logLevel: logLevel.NOTHING,
     connectionTimeout: 1_000,
     requestTimeout: 5_000,
@@ -321,7 +330,7 @@ async function waitUntilReady(
     try {
       await admin.connect();
       const cluster = await admin.describeCluster();
-      if (cluster.brokers.length > 0) return;
+      if (cluster.brokers.length >= expectBrokers) return;
     } catch (error) {
       lastError = error;
     } finally {
@@ -330,9 +339,9 @@ async function waitUntilReady(
     const exit = exitInfo();
     if (exit) throw new Error(`Kafka broker exited during startup (${exit})`);
     const elapsed = Date.now() - startedAt;
-    if (elapsed > READY_TIMEOUT_MS) {
+    if (elapsed > timeoutMs) {
       throw new Error(
-        `Kafka broker did not answer on ${brokers} within ${READY_TIMEOUT_MS / 1000} s` +
+        `Kafka broker did not answer on ${brokers} within ${timeoutMs / 1000} s` +
           (lastError ? ` (last error: ${(lastError as Error).message})` : ''),
       );
     }
@@ -352,8 +361,8 @@ async function waitUntilReady(
  * answers by crashing and restarting the consumer. Trigger all three here, so that the broker handed
  * out is ready (and quiet) for the first consumer, idempotent and transactional producer.
  */
-async function warmUp(brokers: string): Promise<void> {
-  const kafka = new Kafka({ clientId: 'local-kafka-warmup', brokers: [brokers], logLevel: logLevel.NOTHING });
+export async function warmUp(brokers: string): Promise<void> {
+  const kafka = new Kafka({ clientId: 'local-kafka-warmup', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   const producer = kafka.producer({ transactionalId: 'local-kafka-warmup', idempotent: true, maxInFlightRequests: 1 });
   try {
@@ -390,7 +399,7 @@ function onSignal(signal: NodeJS.Signals): void {
   process.kill(process.pid, signal); // re-raise: default behaviour (exit by signal)
 }
 
-function trackChild(child: ChildProcess): void {
+export function trackChild(child: ChildProcess): void {
   if (children.size === 0) {
     process.on('exit', killAll);
     for (const s of EXIT_SIGNALS) process.on(s, onSignal);
@@ -398,7 +407,7 @@ function trackChild(child: ChildProcess): void {
   children.add(child);
 }
 
-function untrackChild(child: ChildProcess): void {
+export function untrackChild(child: ChildProcess): void {
   if (!children.delete(child) || children.size > 0) return;
   process.removeListener('exit', killAll);
   for (const s of EXIT_SIGNALS) process.removeListener(s, onSignal);
@@ -453,7 +462,7 @@ function isAlive(pid: number): boolean {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-async function findJava(): Promise<string> {
+export async function findJava(): Promise<string> {
   const fromHome = process.env.JAVA_HOME && path.join(process.env.JAVA_HOME, 'bin', process.platform === 'win32' ? 'java.exe' : 'java');
   const java = fromHome && existsSync(fromHome) ? fromHome : 'java';
   // `java -version` prints e.g. `openjdk version "17.0.15" 2025-04-15` (or "1.8.0_402" for Java 8).
@@ -471,7 +480,7 @@ function mvnCommand(): string {
 }
 
 /** Runs a command to completion; resolves with stdout+stderr, rejects with them on failure. */
-function run(cmd: string, args: string[], opts: { cwd?: string; missing?: string } = {}): Promise<string> {
+export function run(cmd: string, args: string[], opts: { cwd?: string; missing?: string } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { cwd: opts.cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const output = `${stdout}${stderr}`.trim();
@@ -487,7 +496,7 @@ function run(cmd: string, args: string[], opts: { cwd?: string; missing?: string
 }
 
 /** Asks the OS for a free TCP port on 127.0.0.1 (bind to port 0, read it, release it). */
-function freePort(exclude: number[] = []): Promise<number> {
+export function freePort(exclude: number[] = []): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
@@ -508,7 +517,7 @@ function assertPortFree(port: number): Promise<void> {
 }
 
 /** The last `count` lines of a file (reads at most its last 256 KB). */
-function tail(file: string, count: number): string {
+export function tail(file: string, count: number): string {
   try {
     const size = statSync(file).size;
     const length = Math.min(size, 256 * 1024);
@@ -529,13 +538,13 @@ function tail(file: string, count: number): string {
  * A Kafka cluster id: 16 random bytes as 22 chars of base64url, like `kafka-storage random-uuid`.
  * Like Kafka's Uuid.randomUuid(), reject ids starting with '-': the CLI would parse them as options.
  */
-function newClusterId(): string {
+export function newClusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
   }
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createTopics, DATA_DIR, ensureDatabase } from '../../../scripts/infra';
 import { startLocalKafka, type LocalKafka } from '../../../scripts/infra/kafka';
+import { startLocalKafkaCluster, type LocalKafkaCluster } from '../../../scripts/infra/kafka-cluster';
 import { startLocalPostgres, type LocalPostgres } from '../../../scripts/infra/postgres';
 import { runMigrations } from '../../platform/migrate';
 
@@ -107,3 +108,18 @@ export async function startOwnKafka(name: string): Promise<OwnKafka> {
 }
 
 export const randomPrefix = (tag: string) => `f${tag}${randomBytes(3).toString('hex')}.`;
+
+/**
+ * A local 3-node Kafka cluster of the scenario's own (scripts/infra/kafka-cluster.ts): RF 3,
+ * min.insync.replicas 2 for every topic; its nodes can be killed and restarted one at a time.
+ */
+export async function startOwnKafkaCluster(name: string, size = 3): Promise<LocalKafkaCluster & { close(): Promise<void> }> {
+  const dataDir = dirFor(name, 'kafka-cluster');
+  const cluster = await startLocalKafkaCluster({ dataDir, size, fresh: true, log });
+  return Object.assign(cluster, {
+    async close() {
+      await cluster.stop(5_000);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}

@@ -82,6 +82,11 @@ export async function startConsumer(
   let stopping = false;
   let batchesInFlight = 0;
 
+  // a rebalance (a worker added, removed or dead) is visible in the log: when it ended, who got what
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const partitions = Object.values(payload.memberAssignment).reduce((n, ps) => n + ps.length, 0);
+    log.info({ event: 'consumer.group_joined', group, memberId: payload.memberId, partitions, isLeader: payload.isLeader, durationMs: payload.duration }, 'consumer joined its group');
+  });
   await Promise.all([consumer.connect(), dlqProducer.connect()]);
   await consumer.subscribe({ topics: [...unprefix.keys()], fromBeginning: deps.fromBeginning ?? true });
 

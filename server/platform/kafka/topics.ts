@@ -57,12 +57,15 @@ export function allTopicNames(prefix = ''): string[] {
  * is ready, so a produce within a few hundred ms after creation may get a retriable
  * NOT_LEADER_OR_FOLLOWER; kafkajs retries it (and logs it at ERROR level).
  */
-export async function ensureTopics(admin: Admin, prefix = '', partitions = 3): Promise<void> {
-  await ensureNamedTopics(admin, allTopicNames(prefix), partitions);
+export async function ensureTopics(admin: Admin, prefix = '', partitions = 3, replication: TopicReplication = {}): Promise<void> {
+  await ensureNamedTopics(admin, allTopicNames(prefix), partitions, replication);
 }
 
+/** Replicas of a topic created by ensureTopics (default: 1, for the single local broker; a cluster: 3 and 2). */
+export interface TopicReplication { replicationFactor?: number; minInsyncReplicas?: number }
+
 /** `ensureTopics` for an explicit list of (already prefixed) topic names. */
-export async function ensureNamedTopics(admin: Admin, wanted: string[], partitions = 3): Promise<void> {
+export async function ensureNamedTopics(admin: Admin, wanted: string[], partitions = 3, replication: TopicReplication = {}): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing = wanted.filter((topic) => !existing.has(topic));
   if (missing.length === 0) return;
@@ -71,7 +74,10 @@ export async function ensureNamedTopics(admin: Admin, wanted: string[], partitio
   // still propagating a fresh topic (seen with 4.x), so create without it and wait here instead.
   await admin.createTopics({
     waitForLeaders: false,
-    topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+    topics: missing.map((topic) => ({
+      topic, numPartitions: partitions, replicationFactor: replication.replicationFactor ?? 1,
+      configEntries: replication.minInsyncReplicas ? [{ name: 'min.insync.replicas', value: String(replication.minInsyncReplicas) }] : [],
+    })),
   });
   await waitForLeaders(admin, missing);
 }

@@ -41,7 +41,7 @@ import { figure, secondsSince } from '../helpers/figures';
 type Ending = 'cancel' | 'expire' | 'confirm-cancel' | 'confirm-expire' | 'cancel-deal';
 type LastEnding = Ending | 'keep' | 'confirm' | 'confirm-extend' | 'confirm-sale';
 interface History { deals: number; rounds: { deal: number; ending: Ending }[]; last: { deal: number; ending: LastEnding } }
-interface Plan { order: number; duplicates: number[]; restartAt: number | null }
+interface Plan { order: number; duplicates: number[]; restartAt: number | null; burst: boolean }
 
 const historyArb: fc.Arbitrary<History> = fc.integer({ min: 2, max: 3 }).chain((deals) => fc.record({
   deals: fc.constant(deals),
@@ -58,6 +58,7 @@ const planArb: fc.Arbitrary<Plan> = fc.record({
   order: fc.integer(),
   duplicates: fc.array(fc.nat(1000), { maxLength: 4 }),
   restartAt: fc.option(fc.nat(1000), { freq: 2 }),
+  burst: fc.boolean(),
 });
 
 function shuffle<T>(items: T[], seed: number): T[] {
@@ -73,11 +74,11 @@ function shuffle<T>(items: T[], seed: number): T[] {
 const pin: Actor = { userId: randomUUID(), role: 'pin_manager', tenantId: null };
 
 export interface CrossDealStats {
-  runs: number; messages: number; duplicatesSent: number; redelivered: number; restarts: number;
+  runs: number; messages: number; duplicatesSent: number; redelivered: number; restarts: number; bursts: number;
   takeOvers: number; lateReleasesIgnored: number; rejected: number; requeued: number; final: Record<string, number>;
 }
 
-export async function crossDealBrokerScenario(t: TestContext, opts: { numRuns: number; seed: number; label: string; maxRestarts?: number }): Promise<CrossDealStats> {
+export async function crossDealBrokerScenario(t: TestContext, opts: { numRuns: number; seed: number; label: string; maxRestarts?: number; bursts?: boolean }): Promise<CrossDealStats> {
   const { db, sql } = t.database;
   const logger = createLogger('faults-cross-deal', { level: 'silent' });
   const place: Place = await insertProject(t.database, randomUUID());
@@ -90,7 +91,7 @@ export async function crossDealBrokerScenario(t: TestContext, opts: { numRuns: n
   await Promise.all([producer.connect(), admin.connect()]);
   const broker = new BrokerDelivery({ database: t.database, env: t.env, logger, kafka, producer, admin }, crmPropertyObjectStatusConsumer);
   await broker.start();
-  const stats: CrossDealStats = { runs: 0, messages: 0, duplicatesSent: 0, redelivered: 0, restarts: 0, takeOvers: 0, lateReleasesIgnored: 0, rejected: 0, requeued: 0, final: {} };
+  const stats: CrossDealStats = { runs: 0, messages: 0, duplicatesSent: 0, redelivered: 0, restarts: 0, bursts: 0, takeOvers: 0, lateReleasesIgnored: 0, rejected: 0, requeued: 0, final: {} };
   // crm's clock: each run lives in its own hour, far enough in the past that expiry runs on it
   let clock = Date.now() - 400 * 24 * 3600_000;
 
@@ -162,10 +163,17 @@ export async function crossDealBrokerScenario(t: TestContext, opts: { numRuns: n
     for (const d of plan.duplicates) sends.splice(1 + (d % sends.length), 0, order[d % order.length]!);
     stats.duplicatesSent += sends.length - order.length;
     const restartAt = plan.restartAt === null ? -1 : plan.restartAt % sends.length;
-    for (const [i, row] of sends.entries()) {
-      await broker.deliver(row);
-      stats.messages++;
-      if (i === restartAt && broker.restarts < (opts.maxRestarts ?? Infinity)) await broker.restartLosingCommits();
+    if (opts.bursts && plan.burst) {
+      // all at once: the order is the broker's and the consumer's partitions race (full profile only: not deterministic)
+      await broker.deliverBurst(sends);
+      stats.messages += sends.length;
+      stats.bursts++;
+    } else {
+      for (const [i, row] of sends.entries()) {
+        await broker.deliver(row);
+        stats.messages++;
+        if (i === restartAt && broker.restarts < (opts.maxRestarts ?? Infinity)) await broker.restartLosingCommits();
+      }
     }
     // the DLQ requeue (ops), in crm's order, until a pass changes nothing
     let rejected = (await inboxOf(events)).filter((r) => r.result === 'rejected').map((r) => r.message_id);
@@ -227,7 +235,7 @@ export async function crossDealBrokerScenario(t: TestContext, opts: { numRuns: n
   }
   const seconds = secondsSince(t0);
   figure('cross-deal-broker', `${opts.label}: ${stats.runs} runs (seed ${opts.seed}), ${stats.messages} messages through Kafka (${stats.duplicatesSent} duplicate copies, `
-    + `${stats.restarts} consumer restarts redelivering ${stats.redelivered}), ${stats.takeOvers} hold take-overs, ${stats.lateReleasesIgnored} no-ops, `
+    + `${stats.restarts} consumer restarts redelivering ${stats.redelivered}, ${stats.bursts} runs sent as one burst), ${stats.takeOvers} hold take-overs, ${stats.lateReleasesIgnored} no-ops, `
     + `${stats.rejected} INV-CHS-003 refusals (${stats.requeued} requeued), final ${JSON.stringify(stats.final)}, violations: ${failure ? 'FOUND' : 0} (${seconds} s; delivering ${Math.round(broker.deliverMs / 1000)} s, restarts ${Math.round(broker.restartMs / 1000)} s)`,
   { ...stats, seed: opts.seed, seconds, failed: !!failure });
   if (failure) throw failure;

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import superjson from 'superjson';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resetEnvCache } from '../platform/env';
 import { loginAttempts } from '../ops/schema';
-import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { createTestContext, resetRouteServices, routeHandlersOn, type TestContext } from '../testing/harness';
 import { markPeerAddressStamped, PEER_ADDRESS_HEADER } from './client-ip';
 import { SIGN_IN_LIMITS } from './sign-in';
 
@@ -25,17 +24,10 @@ afterAll(async () => {
   await restore?.();
   await t?.close();
 });
-/** The route handlers' services again, with the environment as it is now (their env is read once). */
-async function freshServices(): Promise<void> {
-  const g = globalThis as { __pinServices?: { database: { close(): Promise<void> } } };
-  await g.__pinServices?.database.close();
-  delete g.__pinServices;
-  resetEnvCache();
-}
 afterEach(async () => {
   markPeerAddressStamped(false);
   delete process.env.TRUSTED_PROXY_HOPS;
-  await freshServices();
+  await resetRouteServices();
 });
 
 async function formAttempt(headers: Record<string, string>): Promise<string> {
@@ -68,7 +60,7 @@ describe('sign-in limit per client address', () => {
 
   it('behind one appending proxy (TRUSTED_PROXY_HOPS=1): the entry the proxy appended is counted, not the forged prefix', async () => {
     process.env.TRUSTED_PROXY_HOPS = '1';
-    await freshServices();
+    await resetRouteServices();
     const forged = () => `${forgedXff()}, 203.0.113.60`;
     for (let i = 0; i < SIGN_IN_LIMITS.failuresPerAddress; i++) expect(await formAttempt({ 'x-forwarded-for': forged() })).toBe('AUTH_INVALID_CREDENTIALS');
     expect(await formAttempt({ 'x-forwarded-for': forged() })).toBe('AUTH_RATE_LIMITED');

@@ -1,5 +1,5 @@
-import type { ChessboardPayload } from '../contracts/chessboard';
 import type { ConsumerDefinition, HandlerOutcome } from '../platform/kafka/consumer-runner';
+import { dispatchChessboardEvent } from '../platform/kafka/dispatch-chessboard';
 import { CONSUMER_GROUPS, TOPICS } from '../platform/kafka/topics';
 import {
   applyProjectDeleted, applyProjectUpserted, applyPropertyObjectDeleted, applyPropertyObjectStatusChanged,
@@ -36,20 +36,13 @@ export const cardProjectionConsumer: ConsumerDefinition = {
     TOPICS.projectUpserted,
     TOPICS.projectDeleted,
   ],
-  async handle(tx, { topic, envelope }) {
-    switch (topic) {
-      case TOPICS.propertyObjectUpserted:
-        return toHandlerOutcome(await applyPropertyObjectUpserted(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      case TOPICS.propertyObjectDeleted:
-        return toHandlerOutcome(await applyPropertyObjectDeleted(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      case TOPICS.propertyObjectStatusChanged:
-        return toHandlerOutcome(await applyPropertyObjectStatusChanged(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      case TOPICS.projectUpserted:
-        return toHandlerOutcome(await applyProjectUpserted(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      case TOPICS.projectDeleted:
-        return toHandlerOutcome(await applyProjectDeleted(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      default:
-        return { result: 'no-op', detail: `topic ${topic} is not projected` };
-    }
+  handle(tx, { topic, envelope }) {
+    return dispatchChessboardEvent({
+      [TOPICS.propertyObjectUpserted]: async (p) => toHandlerOutcome(await applyPropertyObjectUpserted(tx, p)),
+      [TOPICS.propertyObjectDeleted]: async (p) => toHandlerOutcome(await applyPropertyObjectDeleted(tx, p)),
+      [TOPICS.propertyObjectStatusChanged]: async (p) => toHandlerOutcome(await applyPropertyObjectStatusChanged(tx, p)),
+      [TOPICS.projectUpserted]: async (p) => toHandlerOutcome(await applyProjectUpserted(tx, p)),
+      [TOPICS.projectDeleted]: async (p) => toHandlerOutcome(await applyProjectDeleted(tx, p)),
+    }, topic, envelope.payload);
   },
 };

@@ -254,6 +254,14 @@ describe('crm-property-object-status: guards and reordering', () => {
     expect(await deliver(TOPICS.bookingCreated, bookingOf(id, '0a000000-0000-4000-8000-0000000000ff').created(inAnHour()))).toMatchObject({ rejected: PROPERTY_OBJECT_ERRORS.NOT_FOUND });
   });
 
+  it('a release for an object chessboard no longer has (deleted) is a no-op, not the DLQ; of another tenant\'s object still NOT_FOUND', async () => {
+    const gone = randomUUID();
+    expect(await deliver(TOPICS.bookingCancelled, bookingOf(gone).cancelled())).toMatchObject({ outcome: { result: 'no-op', detail: expect.stringContaining('no such property object') } });
+    expect(await deliver(TOPICS.bookingExpired, bookingOf(gone).expired())).toMatchObject({ outcome: { result: 'no-op' } });
+    const id = await oneFree();
+    expect(await deliver(TOPICS.bookingCancelled, bookingOf(id, '0a000000-0000-4000-8000-0000000000ff').cancelled())).toMatchObject({ rejected: PROPERTY_OBJECT_ERRORS.NOT_FOUND });
+  });
+
   it('a release of an already Free object is an idempotent no-op, not a mismatch', async () => {
     const id = await oneFree();
     const before = await readObject(t.database, id);

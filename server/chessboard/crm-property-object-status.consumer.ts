@@ -80,6 +80,12 @@ export async function handleCrmPropertyObjectStatus(
   const at = ctx.now ?? new Date();
 
   const object = await lockPropertyObject(tx, event.propertyObjectId);
+  if (!object && event.kind === 'released') {
+    // a booking of an object chessboard deleted ended (crm booked it while its view lagged, and the
+    // booking was then cancelled or expired): nothing holds a deleted object, so there is nothing to release
+    crmStatusEvents.inc({ event: kind, result: 'no-op' });
+    return { result: 'no-op', detail: 'no such property object; release is a no-op' };
+  }
   if (!object || object.tenantId !== event.tenantId) {
     crmStatusEvents.inc({ event: kind, result: 'rejected' });
     throw new RejectMessage(PROPERTY_OBJECT_ERRORS.NOT_FOUND, `property object ${event.propertyObjectId} not found in tenant ${event.tenantId}`);

@@ -85,23 +85,33 @@ describe('CreateBooking against crm.property_objects (DESIGN decision 8)', () =>
   it('the three NOT_FOUND cases run the very same statements (no timing oracle by construction)', async () => {
     // a client of its own whose debug hook records every statement text sent (parameters are not part of it)
     const statements: string[] = [];
-    const client = postgres(t.url, { max: 1, onnotice: () => {}, debug: (_conn, query) => { statements.push(query); } });
+    const parameters: unknown[][] = [];
+    const client = postgres(t.url, {
+      max: 1, onnotice: () => {}, debug: (_conn, query, params) => { statements.push(query); parameters.push([...params]); },
+    });
     const db = drizzle(client, { schema });
     try {
       await client`SELECT 1`; // the connection's own start-up queries (array types) are not the command's
       const traces: string[][] = [];
+      const bound: string[] = [];
       for (const id of [ids.foreign, ids.deleted, randomUUID()]) {
         const deal = await insertDeal(t, A);
         statements.length = 0;
+        parameters.length = 0;
         const error = await db.transaction((tx) => createBookingCommand(tx, { dealId: deal.id, propertyObjectId: id, programId: programA.id }, commandContext(agentA, randomUUID())))
           .then(() => null, (e: unknown) => e as { code?: string });
         expect(error?.code).toBe('CRM_PROPERTY_OBJECT_NOT_FOUND');
         traces.push([...statements]);
+        // the bound values too: with the deal and the asked id masked, the three runs send the same values
+        bound.push(JSON.stringify(parameters).replaceAll(id, '<asked id>').replaceAll(deal.id, '<deal>'));
       }
       expect(traces[0]!.length).toBeGreaterThan(2);
       expect(traces[0]!.some((s) => s.includes('"crm"."property_objects"'))).toBe(true);
       expect(traces[1]).toEqual(traces[0]);
       expect(traces[2]).toEqual(traces[0]);
+      expect(bound[0]).toContain('<asked id>');
+      expect(bound[1]).toBe(bound[0]);
+      expect(bound[2]).toBe(bound[0]);
     } finally {
       await client.end({ timeout: 1 });
     }

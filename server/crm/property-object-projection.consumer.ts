@@ -1,5 +1,5 @@
-import type { ChessboardPayload } from '../contracts/chessboard';
 import type { ConsumerDefinition, HandlerOutcome } from '../platform/kafka/consumer-runner';
+import { dispatchChessboardEvent } from '../platform/kafka/dispatch-chessboard';
 import { CONSUMER_GROUPS, TOPICS } from '../platform/kafka/topics';
 import { applyObjectDeleted, applyObjectStatusChanged, applyObjectUpserted } from './property-object-projection';
 import type { ViewDecision } from './property-object-view';
@@ -22,16 +22,11 @@ export const crmPropertyObjectProjectionConsumer: ConsumerDefinition = {
   name: CONSUMER_GROUPS.crmPropertyObjectProjection,
   inbox: 'crm',
   topics: [TOPICS.propertyObjectUpserted, TOPICS.propertyObjectStatusChanged, TOPICS.propertyObjectDeleted],
-  async handle(tx, { topic, envelope }) {
-    switch (topic) {
-      case TOPICS.propertyObjectUpserted:
-        return toOutcome(await applyObjectUpserted(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      case TOPICS.propertyObjectStatusChanged:
-        return toOutcome(await applyObjectStatusChanged(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      case TOPICS.propertyObjectDeleted:
-        return toOutcome(await applyObjectDeleted(tx, envelope.payload as ChessboardPayload<typeof topic>));
-      default:
-        return { result: 'no-op', detail: `topic ${topic} is not projected` };
-    }
+  handle(tx, { topic, envelope }) {
+    return dispatchChessboardEvent({
+      [TOPICS.propertyObjectUpserted]: async (p) => toOutcome(await applyObjectUpserted(tx, p)),
+      [TOPICS.propertyObjectStatusChanged]: async (p) => toOutcome(await applyObjectStatusChanged(tx, p)),
+      [TOPICS.propertyObjectDeleted]: async (p) => toOutcome(await applyObjectDeleted(tx, p)),
+    }, topic, envelope.payload);
   },
 };

@@ -92,6 +92,18 @@ describe('reconciliation report', () => {
   });
 });
 
+describe('an active booking of an object chessboard cannot hold (booked while crm\'s view lagged)', () => {
+  it('Sold or deleted in chessboard: cause object_unavailable, the only repair is cancel booking (a republish would be refused again)', async () => {
+    const w = await insertWorld(t.database, 'A');
+    const sold = await insertObject(t.database, w, { status: 'Sold' });
+    const onSold = await insertBooking(t.database, w, { propertyObjectId: sold.id, status: 'Reserved', reserveExpiresAt: new Date(Date.now() + HOUR) });
+    const onDeleted = await insertBooking(t.database, w, { propertyObjectId: randomUUID(), status: 'Booked', bookingExpiresAt: new Date(Date.now() + DAY) });
+    const report = await runReconciliation(t.database.db, { now: now(), scope: null, consumerLag: 0 });
+    expect(report.rows.find((r) => r.bookingId === onSold.id)).toMatchObject({ kind: 'booking_not_held', objectStatus: 'Sold', cause: 'object_unavailable', repairs: ['cancel_booking'] });
+    expect(report.rows.find((r) => r.bookingId === onDeleted.id)).toMatchObject({ kind: 'booking_not_held', objectStatus: null, cause: 'object_unavailable', repairs: ['cancel_booking'] });
+  });
+});
+
 describe('one count for the overview and the reconciliation page', () => {
   it('the overview counts what the reconciliation page lists, from the same query, without waiting for a job run; tenant-scoped too', async () => {
     const w = await insertWorld(t.database, 'A');

@@ -37,8 +37,11 @@ export type MismatchKind = (typeof MISMATCH_KINDS)[number];
  * deliberate_divergence: an operator released the hold and chose to keep the crm booking (audited);
  * released_in_chessboard: chessboard released this booking's hold (its tombstone stops the booking's
  * events, so a republish cannot repair it) — both are repaired by re-hold or by cancelling the booking.
+ * object_unavailable: crm booked an object the chessboard can never hold for it — Hidden, Sold or
+ * deleted (crm's view, crm.property_objects, was behind chessboard: DESIGN decision 8); chessboard
+ * refused the booking-created (DLQ), republishing would be refused again: the repair cancels the booking.
  */
-export type MismatchCause = 'dlq' | 'outbox_pending' | 'consumer_lag' | 'lost_event' | 'deliberate_divergence' | 'released_in_chessboard';
+export type MismatchCause = 'dlq' | 'outbox_pending' | 'consumer_lag' | 'lost_event' | 'deliberate_divergence' | 'released_in_chessboard' | 'object_unavailable';
 export type RepairAction = 'republish' | 'manual_release' | 'rehold' | 'cancel_booking';
 
 export const RECONCILIATION_DEFAULTS = {
@@ -205,6 +208,7 @@ export async function runReconciliation(
 
   await explainCauses(db, rows, input.consumerLag ?? null);
   await markDivergences(db, rows);
+  markUnavailableObjects(rows);
   rows.sort((a, b) => MISMATCH_KINDS.indexOf(a.kind) - MISMATCH_KINDS.indexOf(b.kind) || (a.objectNumber ?? '').localeCompare(b.objectNumber ?? ''));
   const counts = Object.fromEntries(MISMATCH_KINDS.map((k) => [k, rows.filter((r) => r.kind === k).length])) as Record<MismatchKind, number>;
   return { asOf: input.now, toleranceMs, settleMs, rows, counts, total: rows.length };
@@ -344,4 +348,17 @@ export async function releaseForReconciliation(
   input: { propertyObjectId: string; actor: Actor; reason: string; crmBooking?: CrmBookingChoice; correlationId?: string; now?: Date },
 ) {
   return releaseHoldChecked(tx, input);
+}
+
+/**
+ * An active booking of an object that is Hidden, Sold or gone in the chessboard: booked while crm's
+ * projection lagged (ARCHITECTURE.md "Projection lag"). Whatever the delivery, the chessboard refuses
+ * it (NOT_AVAILABLE / NOT_FOUND), so the only repair that makes the finding disappear is cancelling it.
+ */
+function markUnavailableObjects(rows: ReconciliationRow[]): void {
+  for (const r of rows) {
+    if (r.kind !== 'booking_not_held' || !(r.objectStatus === null || r.objectStatus === 'Hidden' || r.objectStatus === 'Sold')) continue;
+    r.cause = 'object_unavailable';
+    r.repairs = ['cancel_booking'];
+  }
 }

@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resetEnvCache } from './env';
-import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { createTestContext, resetRouteServices, routeHandlersOn, type TestContext } from '../testing/harness';
 import { METRICS_PORT_HEADER, setMetricsPortSecret } from './web-metrics';
 
 /**
@@ -18,16 +17,10 @@ afterAll(async () => {
   await restore?.();
   await t?.close();
 });
-async function freshServices(): Promise<void> {
-  const g = globalThis as { __pinServices?: { database: { close(): Promise<void> } } };
-  await g.__pinServices?.database.close();
-  delete g.__pinServices;
-  resetEnvCache();
-}
 afterEach(async () => {
   setMetricsPortSecret(undefined);
   delete process.env.WEB_METRICS_TOKEN;
-  await freshServices();
+  await resetRouteServices();
 });
 
 async function scrape(headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
@@ -52,7 +45,7 @@ describe('web metrics off the public port', () => {
 
   it('WEB_METRICS_TOKEN: that bearer token and nothing else', async () => {
     process.env.WEB_METRICS_TOKEN = 't'.repeat(40);
-    await freshServices();
+    await resetRouteServices();
     expect((await scrape({ authorization: `Bearer ${'u'.repeat(40)}` })).status).toBe(404);
     expect((await scrape()).status).toBe(404);
     expect((await scrape({ authorization: `Bearer ${'t'.repeat(40)}` })).status).toBe(200);

@@ -62,6 +62,17 @@ export async function createTestContext(opts: { kafka?: boolean; env?: Record<st
 }
 
 /**
+ * Closes the route handlers' services (app/api/*) and forgets the env they read, so the next request
+ * builds them again from process.env as it is now (a test that changes an env setting calls this).
+ */
+export async function resetRouteServices(): Promise<void> {
+  const g = globalThis as unknown as { __pinServices?: { database: { close(): Promise<void> } } };
+  await g.__pinServices?.database.close();
+  delete g.__pinServices;
+  resetEnvCache();
+}
+
+/**
  * Points the app's route handlers (app/api/*, which build their services from process.env on first
  * use) at this test's database and topics. Returns the undo: closes those services and restores the
  * environment, so the next file's handlers start clean.
@@ -73,8 +84,7 @@ export function routeHandlersOn(t: TestContext): () => Promise<void> {
   Object.assign(process.env, { DATABASE_URL: t.url, KAFKA_BROKERS: t.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: t.prefix, LOG_LEVEL: 'silent' });
   resetEnvCache();
   return async () => {
-    await g.__pinServices?.database.close();
-    delete g.__pinServices;
+    await resetRouteServices();
     process.env = saved;
     resetEnvCache();
   };

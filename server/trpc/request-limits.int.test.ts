@@ -1,7 +1,6 @@
 import superjson from 'superjson';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resetEnvCache } from '../platform/env';
-import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { createTestContext, resetRouteServices, routeHandlersOn, type TestContext } from '../testing/harness';
 
 /**
  * Limits of the API in front of tRPC (app/api/trpc/[trpc]/route.ts, through the real route handler):
@@ -21,16 +20,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function freshServices(): Promise<void> {
-  const g = globalThis as { __pinServices?: { database: { close(): Promise<void> } } };
-  await g.__pinServices?.database.close();
-  delete g.__pinServices;
-  resetEnvCache();
-}
 afterEach(async () => {
   delete process.env.API_MAX_BODY_BYTES;
   delete process.env.API_MAX_BATCH_CALLS;
-  await freshServices();
+  await resetRouteServices();
 });
 
 const origin = { host: 'localhost', origin: 'http://localhost' };
@@ -88,7 +81,7 @@ describe('body size', () => {
     const input = JSON.stringify(superjson.serialize({ email: 'x@test.local', password: 'p'.repeat(150), pad: 'x'.repeat(1000) }));
     expect((await post('auth.signIn', input)).status).toBe(401);
     process.env.API_MAX_BODY_BYTES = '1024';
-    await freshServices();
+    await resetRouteServices();
     const res = await post('auth.signIn', input);
     expect(res.status).toBe(413);
     expect(messageOf(res.text)).toBe('The request body is larger than 1024 bytes');
@@ -105,7 +98,7 @@ describe('batch size', () => {
     expect(eleven.status).toBe(400);
     expect(messageOf(eleven.text)).toBe('A batch may carry at most 10 calls');
     process.env.API_MAX_BATCH_CALLS = '2';
-    await freshServices();
+    await resetRouteServices();
     expect((await get(batch(3))).status).toBe(400);
     expect(JSON.parse((await get(batch(2))).text)).toHaveLength(2);
   });

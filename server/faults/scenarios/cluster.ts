@@ -108,6 +108,7 @@ export async function clusterScenario(t: TestContext, cluster: LocalKafkaCluster
     // ---- everything delivered and applied: outboxes empty, every consumer caught up, lag 0
     const t2 = Date.now();
     let lagPeak = 0;
+    let last: unknown;
     const admin = plainKafka(cluster.brokers).admin();
     await admin.connect();
     try {
@@ -117,10 +118,12 @@ export async function clusterScenario(t: TestContext, cluster: LocalKafkaCluster
           SELECT (SELECT count(*)::int FROM crm.outbox WHERE published_at IS NULL) + (SELECT count(*)::int FROM chessboard.outbox WHERE published_at IS NULL) AS unpublished,
                  (SELECT count(*)::int FROM crm.outbox WHERE topic <> ${TOPICS.bookingPaid}) AS events,
                  (SELECT count(*)::int FROM chessboard.inbox) AS consumed`;
-        const lag = (await fetchConsumerLag(admin, { KAFKA_TOPIC_PREFIX: prefix }, consumers)).reduce((n, p) => n + p.lag, 0);
+        const lags = await fetchConsumerLag(admin, { KAFKA_TOPIC_PREFIX: prefix }, consumers);
+        const lag = lags.reduce((n, p) => n + p.lag, 0);
         lagPeak = Math.max(lagPeak, lag);
+        last = { ...s!, lag: lags.filter((p) => p.lag > 0) };
         return s!.unpublished === 0 && s!.consumed === s!.events && lag === 0;
-      }, 240_000, 'the cluster did not catch up');
+      }, 240_000, () => `the cluster did not catch up (${JSON.stringify(last)})`);
     } finally {
       await admin.disconnect();
     }
@@ -263,11 +266,11 @@ async function waitForJoins(workers: ManagedProcess[], since: number, timeoutMs:
   }), timeoutMs, 'the consumer groups did not rebalance');
 }
 
-async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<true> {
+async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string | (() => string)): Promise<true> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return true;
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline) throw new Error(`${typeof what === 'string' ? what : what()} within ${timeoutMs / 1000} s`);
     await sleep(250);
   }
 }

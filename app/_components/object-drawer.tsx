@@ -4,6 +4,7 @@ import { useTranslations } from 'next-intl';
 import Link from 'next/link';
 import { useEffect, useId, useRef, useState } from 'react';
 import { BookingActions, BookingSummary, LapseWarning, useInvalidateAll } from './booking-panel';
+import { CatalogActions, RoleNote } from './catalog-actions';
 import { ConfirmDialog } from './confirm-dialog';
 import { Countdown } from './countdown';
 import { ErrorNotice } from './error-notice';
@@ -92,6 +93,8 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
             </dl>
           </section>
 
+          <RoleNote object={o} />
+
           <section aria-labelledby={`${headingId}-booking`} className="drawer-section">
             <h3 id={`${headingId}-booking`}>{t('currentBooking')}</h3>
             {bookings.isPending ? <p className="muted">{t('loading')}</p> : null}
@@ -121,6 +124,8 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
               </details>
             ) : null}
           </section>
+
+          <CatalogActions object={o} onWithdrawn={onClose} />
 
           <section aria-labelledby={`${headingId}-history`} className="drawer-section">
             <h3 id={`${headingId}-history`}>{t('history')}</h3>

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { Tx } from '../platform/db';
-import type { Actor, Role } from '../auth/actor';
+import type { Actor } from '../auth/actor';
 import { AppError } from '../platform/errors';
 import { deleteProject, deletePropertyObject, setPropertyObjectHidden } from './commands';
+import { CATALOG_ACTION_ROLES } from './catalog-action-roles';
 import { requiredReason, writeAudit } from './commands/command-support';
 
 /**
@@ -12,7 +13,8 @@ import { requiredReason, writeAudit } from './commands/command-support';
  * that delisted-retention later purges); this layer adds what a person's action needs: the role gate,
  * a required reason and an audit row, all in the command's transaction.
  */
-export const CATALOG_ACTION_ROLES = ['developer_manager', 'pin_manager'] as const satisfies readonly Role[];
+
+export { CATALOG_ACTION_ROLES };
 
 const reason = z.string().trim().min(1).max(500);
 export const setObjectHiddenInput = z.object({ propertyObjectId: z.uuid(), hidden: z.boolean(), reason });

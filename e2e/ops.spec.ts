@@ -45,7 +45,7 @@ test.describe.serial('ops dashboard', () => {
     expect(await figure(page, 'lost-hour')).toBeGreaterThanOrEqual(stuckIds.length);
 
     await page.goto('/ops/holds');
-    await expect(page.getByTestId('stuck-holds-empty').or(page.getByTestId('stuck-holds-table').locator('tbody tr .badge').filter({ hasText: /в grace|in grace/ }).first())).toBeVisible();
+    await expect(page.getByTestId('stuck-holds-empty').or(page.getByTestId('stuck-holds-table').locator('tbody tr .badge').filter({ hasText: /в льготном периоде|in grace/ }).first())).toBeVisible();
     const lost = page.getByTestId('lost-releases-table');
     for (const id of stuckIds) await expect(lost.locator(`tr[data-object-id="${id}"]`)).toBeVisible();
     await expect(lost.getByTestId('release-timeline-link').first()).toHaveAttribute('href', /^\/bookings\/[0-9a-f-]{36}$/);

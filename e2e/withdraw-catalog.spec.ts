@@ -8,6 +8,12 @@ import { cell, freeObjectOfTenantA, openBuildingOf, signIn, snap, USERS } from '
  * old Delisted cards before its own Run now, which this spec's Run now would purge first.
  */
 
+/** Signs in as another user in the same page (the login page of a signed-in session redirects away). */
+async function signInAs(page: Page, email: string) {
+  await page.context().clearCookies();
+  await signIn(page, email);
+}
+
 const figure = async (page: Page, testId: string) => Number((await page.getByTestId(testId).innerText()).replace(/\s/g, ''));
 
 async function cardStatus(sql: postgres.Sql, id: string): Promise<string | null> {
@@ -20,11 +26,11 @@ test.describe.serial('catalog actions', () => {
     test.setTimeout(180_000);
     const sql = postgres(process.env.DATABASE_URL!, { max: 1 });
     try {
-      await signIn(page, USERS.ops);
+      await signInAs(page, USERS.ops);
       await page.goto('/ops/catalog');
       const allBefore = await figure(page, 'backlog-objects-all');
 
-      await signIn(page, USERS.devManager);
+      await signInAs(page, USERS.devManager);
       const target = await freeObjectOfTenantA(page.request);
       expect(await cardStatus(sql, target.id)).toBe('Published');
       await openBuildingOf(page, target.id);
@@ -49,7 +55,7 @@ test.describe.serial('catalog actions', () => {
 
       // the catalog delists the card from the event (outbox → Kafka → card projection)
       await expect.poll(() => cardStatus(sql, target.id), { timeout: 60_000 }).toBe('Delisted');
-      await signIn(page, USERS.ops);
+      await signInAs(page, USERS.ops);
       await page.goto('/ops/catalog');
       await expect.poll(async () => { await page.reload(); return figure(page, 'backlog-objects-all'); }, { timeout: 60_000 }).toBe(allBefore + 1);
       const pastBefore = await figure(page, 'backlog-objects-past');
@@ -71,7 +77,7 @@ test.describe.serial('catalog actions', () => {
   });
 
   test('hide and show from the storefront; the viewer has a read-only note; the agent has no Ops link', async ({ page }) => {
-    await signIn(page, USERS.devManager);
+    await signInAs(page, USERS.devManager);
     const target = await freeObjectOfTenantA(page.request);
     await openBuildingOf(page, target.id);
     await cell(page, target.id).click();
@@ -86,14 +92,14 @@ test.describe.serial('catalog actions', () => {
     await page.locator('dialog[open]').getByTestId('dialog-confirm').click();
     await expect(drawer.getByTestId('object-status')).toContainText(/Свобод|Free/);
 
-    await signIn(page, USERS.viewer);
+    await signInAs(page, USERS.viewer);
     await openBuildingOf(page, target.id);
     await cell(page, target.id).click();
     await expect(page.getByTestId('object-drawer').getByTestId('read-only-note')).toBeVisible();
     await expect(page.getByTestId('catalog-actions')).toHaveCount(0);
     await expect(page.locator('.shell-nav a[href="/ops"]')).toHaveCount(1);
 
-    await signIn(page, USERS.agent);
+    await signInAs(page, USERS.agent);
     await expect(page.locator('.shell-nav a[href="/chessboard"]')).toHaveCount(1);
     await expect(page.locator('.shell-nav a[href="/ops"]')).toHaveCount(0);
     await page.goto('/ops');

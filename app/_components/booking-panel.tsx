@@ -194,14 +194,14 @@ export function BookingSummary({ booking, showLink = true }: { booking: BookingD
         <dt>{t('reserveExpiresAt')}</dt>
         <dd>
           <Time value={booking.reserveExpiresAt} />
-          {reserveRunning ? <> · <Countdown until={booking.reserveExpiresAt} /></> : null}
+          {reserveRunning ? <> · <Countdown until={booking.reserveExpiresAt} deadline="reserve" /></> : null}
         </dd>
         {booking.bookingExpiresAt ? (
           <>
             <dt>{t('bookingExpiresAt')}</dt>
             <dd>
               <Time value={booking.bookingExpiresAt} />
-              {booking.status === 'Booked' ? <> · <Countdown until={booking.bookingExpiresAt} /></> : null}
+              {booking.status === 'Booked' ? <> · <Countdown until={booking.bookingExpiresAt} deadline="booking" /></> : null}
             </dd>
           </>
         ) : null}

@@ -70,8 +70,8 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
                 <span aria-hidden="true">{STATUS_GLYPH[o.status]} </span>
                 {ts(o.status)}
               </span>{' '}
-              {o.status === 'Reserved' && o.reservedUntil ? <Countdown until={o.reservedUntil} /> : null}
-              {o.status === 'Booked' && o.bookedUntil ? <Countdown until={o.bookedUntil} /> : null}
+              {o.status === 'Reserved' && o.reservedUntil ? <Countdown until={o.reservedUntil} deadline="reserve" /> : null}
+              {o.status === 'Booked' && o.bookedUntil ? <Countdown until={o.bookedUntil} deadline="booking" /> : null}
             </p>
             <dl className="kv">
               <dt>{t('floor')}</dt>

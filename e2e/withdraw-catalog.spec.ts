@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import postgres from 'postgres';
-import { cell, freeObjectOfTenantA, openBuildingOf, signIn, snap, USERS } from './helpers';
+import { cell, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcQuery, USERS, type BookingRow } from './helpers';
 
 /**
  * Catalog actions of a developer manager (#19) feeding the ops Delisted backlog that delisted-retention
@@ -104,5 +104,20 @@ test.describe.serial('catalog actions', () => {
     await expect(page.locator('.shell-nav a[href="/ops"]')).toHaveCount(0);
     await page.goto('/ops');
     await expect(page.getByTestId('ops-no-access')).toBeVisible();
+  });
+
+  test('/bookings/<short id> redirects to the booking in the tenant scope; another tenant gets 404', async ({ page }) => {
+    await signInAs(page, USERS.devManager);
+    const { items } = await trpcQuery<{ items: BookingRow[] }>(page.request, 'booking.list', { pageSize: 5 });
+    const booking = items[0];
+    expect(booking, 'the demo seed has bookings in tenant A').toBeTruthy();
+    const short = booking.id.slice(0, 8);
+    await page.goto(`/bookings/${short}`);
+    await page.waitForURL(new RegExp(`/bookings/${booking.id}$`));
+    await expect(page.getByTestId('saga-timeline')).toBeVisible();
+
+    await signInAs(page, USERS.devManagerB);
+    const res = await page.goto(`/bookings/${short}`);
+    expect(res?.status()).toBe(404);
   });
 });

@@ -44,7 +44,7 @@ export function CatalogActions({ object, onWithdrawn }: { object: ObjectDetails;
   return (
     <section className="drawer-section catalog-actions" aria-label={t('title')} data-testid="catalog-actions">
       <h3>{t('title')}</h3>
-      {done ? <p className="notice" role="status" data-testid="catalog-action-done">{done}</p> : null}
+      {done ? <p className="notice notice-success" role="status" data-testid="catalog-action-done"><span aria-hidden="true">✓ </span>{done}</p> : null}
       {!canWithdraw ? <p className="muted small">{t('heldNote')}</p> : null}
       <div className="ops-actions">
         {canHide ? (

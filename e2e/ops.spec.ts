@@ -55,7 +55,8 @@ test.describe.serial('ops dashboard', () => {
     await page.goto('/ops/jobs?job=property-object-hold-expiration');
     const history = page.getByTestId('job-runs-table').locator('tbody tr').first();
     await expect(history).toContainText(/вручную|manual/);
-    await expect(history).toContainText('ReservedReleasedCount');
+    // counters carry their glossary label (#19), not the raw key
+    await expect(history.locator('[data-counter="ReservedReleasedCount"]')).toContainText('Освобождено резервов');
 
     // resume the schedule (the pause was only for this spec)
     await jobRow.locator('button[data-action="resume"]').click();

@@ -77,6 +77,8 @@ test.describe.serial('catalog actions', () => {
   });
 
   test('hide and show from the storefront; the viewer has a read-only note; the agent has no Ops link', async ({ page }) => {
+    // four sign-ins and two commands: longer than the default minute on a loaded machine
+    test.setTimeout(180_000);
     await signInAs(page, USERS.devManager);
     const target = await freeObjectOfTenantA(page.request);
     await openBuildingOf(page, target.id);

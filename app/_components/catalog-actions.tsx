@@ -64,11 +64,12 @@ export function CatalogActions({ object, onWithdrawn }: { object: ObjectDetails;
           </>
         ) : null}
       </div>
-      <ConfirmDialog
-        open={active !== null}
-        title={active ? t(`${active}Title`, { number: object.number, project: object.projectName }) : ''}
-        message={active ? t(`${active}Message`, { number: object.number, project: object.projectName }) : undefined}
-        confirmLabel={active ? t(active) : ''}
+      {/* mounted only while asked: no second hidden dialog (and dialog-confirm button) in the drawer */}
+      {active ? <ConfirmDialog
+        open
+        title={t(`${active}Title`, { number: object.number, project: object.projectName })}
+        message={t(`${active}Message`, { number: object.number, project: object.projectName })}
+        confirmLabel={t(active)}
         danger={active === 'withdrawObject' || active === 'withdrawProject'}
         fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
         pending={current.isPending}
@@ -80,7 +81,7 @@ export function CatalogActions({ object, onWithdrawn }: { object: ObjectDetails;
           else if (active === 'withdrawProject') withdrawProject.mutate({ projectId: object.projectId, reason });
         }}
         onClose={() => setActive(null)}
-      />
+      /> : null}
     </section>
   );
 }

@@ -45,7 +45,7 @@ test.describe.serial('ops dashboard', () => {
     expect(await figure(page, 'lost-hour')).toBeGreaterThanOrEqual(stuckIds.length);
 
     await page.goto('/ops/holds');
-    await expect(page.getByTestId('stuck-holds-empty').or(page.getByTestId('stuck-holds-table').locator('tbody tr .badge').filter({ hasText: /в grace|in grace/ }).first())).toBeVisible();
+    await expect(page.getByTestId('stuck-holds-empty').or(page.getByTestId('stuck-holds-table').locator('tbody tr .badge').filter({ hasText: /в льготном периоде|in grace/ }).first())).toBeVisible();
     const lost = page.getByTestId('lost-releases-table');
     for (const id of stuckIds) await expect(lost.locator(`tr[data-object-id="${id}"]`)).toBeVisible();
     await expect(lost.getByTestId('release-timeline-link').first()).toHaveAttribute('href', /^\/bookings\/[0-9a-f-]{36}$/);
@@ -55,7 +55,8 @@ test.describe.serial('ops dashboard', () => {
     await page.goto('/ops/jobs?job=property-object-hold-expiration');
     const history = page.getByTestId('job-runs-table').locator('tbody tr').first();
     await expect(history).toContainText(/вручную|manual/);
-    await expect(history).toContainText('ReservedReleasedCount');
+    // counters carry their glossary label (#19), not the raw key
+    await expect(history.locator('[data-counter="ReservedReleasedCount"]')).toContainText('Освобождено резервов');
 
     // resume the schedule (the pause was only for this spec)
     await jobRow.locator('button[data-action="resume"]').click();

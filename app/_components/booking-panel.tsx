@@ -10,6 +10,7 @@ import { useCan, useSessionUser } from './session';
 import { ACTIVE_BOOKING_STATUSES } from './status';
 import { Time } from './time';
 import { useTRPC, type RouterOutputs } from './trpc';
+import './notices.css';
 
 export type BookingDetails = RouterOutputs['booking']['byId'];
 
@@ -54,19 +55,39 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
   const can = useCan();
   const user = useSessionUser();
   const invalidate = useInvalidateAll();
+  const queryClient = useQueryClient();
   const [active, setActive] = useState<BookingActionKey | null>(null);
+  // the booking's version when the dialog opened: a newer one while it is open is someone else's change
+  const [openedVersion, setOpenedVersion] = useState<number | null>(null);
+  const [done, setDone] = useState<BookingActionKey | null>(null);
   const [idempotencyKey, setIdempotencyKey] = useState(newKey);
 
-  const options = { onSuccess: () => { setActive(null); void invalidate(); } };
-  const mutations = {
-    uploadContract: useMutation(trpc.booking.uploadContract.mutationOptions(options)),
-    uploadReceipt: useMutation(trpc.booking.uploadReceipt.mutationOptions(options)),
-    confirm: useMutation(trpc.booking.confirm.mutationOptions(options)),
-    confirmPayment: useMutation(trpc.booking.confirmPayment.mutationOptions(options)),
-    extend: useMutation(trpc.booking.extend.mutationOptions(options)),
-    startSale: useMutation(trpc.booking.startSale.mutationOptions(options)),
-    cancel: useMutation(trpc.booking.cancel.mutationOptions(options)),
+  /**
+   * The mutation's answer is the booking as the command left it: put it in the cache at once, so the
+   * new status and the buttons it allows show without waiting for the live feed (#19 point 3); the
+   * refetch that follows brings the timeline and the chessboard.
+   */
+  const applied = (action: BookingActionKey) => (result: Partial<BookingDetails>) => {
+    queryClient.setQueryData(trpc.booking.byId.queryKey({ bookingId: booking.id }), (old) => (old ? { ...old, ...result, deal: old.deal, program: old.program, timeline: old.timeline } : old));
+    setActive(null);
+    setDone(action);
+    void invalidate();
   };
+  const mutations = {
+    uploadContract: useMutation(trpc.booking.uploadContract.mutationOptions({ onSuccess: applied('uploadContract') })),
+    uploadReceipt: useMutation(trpc.booking.uploadReceipt.mutationOptions({ onSuccess: applied('uploadReceipt') })),
+    confirm: useMutation(trpc.booking.confirm.mutationOptions({ onSuccess: applied('confirm') })),
+    confirmPayment: useMutation(trpc.booking.confirmPayment.mutationOptions({ onSuccess: applied('confirmPayment') })),
+    extend: useMutation(trpc.booking.extend.mutationOptions({ onSuccess: applied('extend') })),
+    startSale: useMutation(trpc.booking.startSale.mutationOptions({ onSuccess: applied('startSale') })),
+    cancel: useMutation(trpc.booking.cancel.mutationOptions({ onSuccess: applied('cancel') })),
+  };
+  const anyPending = Object.values(mutations).some((m) => m.isPending);
+  const doneNotice = done ? (
+    <p className="notice notice-success" role="status" data-testid="command-done">
+      <span aria-hidden="true">✓ </span>{t(`done.${done}`, { status: t(`status.${booking.status}`) })}
+    </p>
+  ) : null;
 
   const byState = actionsForState(booking);
   const allowed = ACTION_ORDER.filter((a) => {
@@ -75,7 +96,7 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
     if (a === 'cancel' && user.role === 'agent' && booking.createdBy !== user.id) return false;
     return true;
   });
-  if (allowed.length === 0) return null;
+  if (allowed.length === 0) return doneNotice;
 
   const fields: Partial<Record<BookingActionKey, DialogField[]>> = {
     cancel: [{ name: 'reason', label: t('fields.reason'), required: true, multiline: true }],
@@ -99,16 +120,21 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
 
   const current = active ? mutations[active] : null;
   return (
-    <div className="actions" role="group" aria-label={t('actionsLabel')}>
+    <>
+    {doneNotice}
+    <div className="actions" role="group" aria-label={t('actionsLabel')} aria-busy={anyPending || undefined}>
       {allowed.map((a) => (
         <button
           key={a}
           type="button"
           className={`btn ${a === 'cancel' ? 'btn-danger-outline' : 'btn-primary'}`}
           data-action={a}
+          disabled={anyPending}
           onClick={() => {
             mutations[a].reset();
             setIdempotencyKey(newKey());
+            setDone(null);
+            setOpenedVersion(booking.version);
             setActive(a);
           }}
         >
@@ -118,7 +144,12 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
       <ConfirmDialog
         open={active !== null}
         title={active ? t(`confirm.${active}.title`) : ''}
-        message={active ? t(`confirm.${active}.message`) : null}
+        message={active ? (
+          <>
+            {openedVersion !== null && booking.version !== openedVersion && !current?.isPending ? <ConcurrentChange booking={booking} /> : null}
+            {t(`confirm.${active}.message`)}
+          </>
+        ) : null}
         confirmLabel={active ? t(`actions.${active}`) : ''}
         fields={active ? fields[active] ?? [] : []}
         danger={active === 'cancel'}
@@ -128,6 +159,28 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
         onClose={() => setActive(null)}
       />
     </div>
+    </>
+  );
+}
+
+/**
+ * Shown in an open command dialog when the booking changed meanwhile (the live feed refetched it):
+ * who did what and when, from the booking's latest timeline entry (#19 point 4). The server would
+ * refuse the stale command anyway (expectedVersion); this says why before the user tries.
+ */
+function ConcurrentChange({ booking }: { booking: BookingDetails }) {
+  const t = useTranslations('booking');
+  const trpc = useTRPC();
+  const last = booking.timeline.at(-1);
+  const userId = last && last.actorType === 'user' ? last.actorId : null;
+  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: userId ? [userId] : [] }, { enabled: !!userId, staleTime: 300_000 }));
+  const who = userId ? names.data?.[userId] ?? t('concurrent.someone') : t('concurrent.system');
+  return (
+    <p className="notice notice-warning" role="alert" data-testid="concurrent-change">
+      <span aria-hidden="true">⚠ </span>
+      {t('concurrent.changed', { status: t(`status.${booking.status}`), who })}{' '}
+      {last ? <Time value={last.at} seconds /> : null}
+    </p>
   );
 }
 
@@ -194,14 +247,14 @@ export function BookingSummary({ booking, showLink = true }: { booking: BookingD
         <dt>{t('reserveExpiresAt')}</dt>
         <dd>
           <Time value={booking.reserveExpiresAt} />
-          {reserveRunning ? <> · <Countdown until={booking.reserveExpiresAt} /></> : null}
+          {reserveRunning ? <> · <Countdown until={booking.reserveExpiresAt} deadline="reserve" /></> : null}
         </dd>
         {booking.bookingExpiresAt ? (
           <>
             <dt>{t('bookingExpiresAt')}</dt>
             <dd>
               <Time value={booking.bookingExpiresAt} />
-              {booking.status === 'Booked' ? <> · <Countdown until={booking.bookingExpiresAt} /></> : null}
+              {booking.status === 'Booked' ? <> · <Countdown until={booking.bookingExpiresAt} deadline="booking" /></> : null}
             </dd>
           </>
         ) : null}

@@ -202,11 +202,11 @@ export function BookingsList() {
                   <td><Time value={b.createdAt} /></td>
                   <td>
                     <Time value={b.reserveExpiresAt} />
-                    {b.status === 'Reserved' || b.status === 'AwaitingPayment' ? <div className="small"><Countdown until={b.reserveExpiresAt} /></div> : null}
+                    {b.status === 'Reserved' || b.status === 'AwaitingPayment' ? <div className="small"><Countdown until={b.reserveExpiresAt} deadline="reserve" /></div> : null}
                   </td>
                   <td>
                     <Time value={b.bookingExpiresAt} />
-                    {b.status === 'Booked' && b.bookingExpiresAt ? <div className="small"><Countdown until={b.bookingExpiresAt} /></div> : null}
+                    {b.status === 'Booked' && b.bookingExpiresAt ? <div className="small"><Countdown until={b.bookingExpiresAt} deadline="booking" /></div> : null}
                   </td>
                   <td><Time value={b.updatedAt} /></td>
                 </tr>

@@ -1,30 +1,43 @@
 'use client';
 import { memo } from 'react';
-import { useTranslations } from 'next-intl';
+import { useLocale, useTranslations } from 'next-intl';
 import { useNow } from './clock';
-import { countdownText, useFormat } from './format';
+import { durationWords } from './duration-words';
+import { useFormat } from './format';
+
+/** Which deadline a countdown runs to: the reserve's or the booking's (#19 point 6: say which). */
+export type Deadline = 'reserve' | 'booking';
 
 /**
- * A live countdown to a hold's deadline. Past the deadline it shows the overdue time with a marker
- * (the safety-net job will release such a hold; ops should know it is stuck).
+ * A live countdown to a hold's deadline, in words with units ("осталось 49 мин 18 с"), naming the
+ * deadline when given ("резерв: осталось …"). Past the deadline it says so in words ("просрочено на
+ * 9 мин") with a marker — the text carries it, not only the sign or the colour (the safety-net job
+ * will release such a hold; ops should know it is stuck).
  */
-export const Countdown = memo(function Countdown({ until, compact = false }: { until: Date; compact?: boolean }) {
+export const Countdown = memo(function Countdown({ until, deadline, compact = false }: { until: Date; deadline?: Deadline; compact?: boolean }) {
   const now = useNow();
   const t = useTranslations('countdown');
+  const locale = useLocale();
   const f = useFormat();
   if (now === 0) return <span className="countdown" aria-hidden="true">&nbsp;</span>;
   const left = until.getTime() - now;
   const overdue = left < 0;
-  const text = countdownText(left, t('dayUnit'));
+  const time = durationWords(left, locale === 'en' ? 'en' : 'ru');
+  const text = compact
+    ? (overdue ? t('overdueShort', { time }) : time)
+    : deadline
+      ? t(overdue ? `${deadline}Overdue` : `${deadline}Left`, { time })
+      : t(overdue ? 'overdueBy' : 'left', { time });
   return (
     <span
       className={`countdown${overdue ? ' countdown-overdue' : ''}`}
       data-overdue={overdue ? 'true' : undefined}
+      data-deadline={deadline}
       data-remaining-ms={Math.round(left)}
       title={`${f.dateTime(until)} · ${f.utc(until)}`}
     >
       {overdue ? <span aria-hidden="true">⚠ </span> : null}
-      {compact ? text : overdue ? t('overdueBy', { time: text.replace('−', '') }) : t('left', { time: text })}
+      {text}
     </span>
   );
 });

@@ -4,6 +4,7 @@ import { useTranslations } from 'next-intl';
 import Link from 'next/link';
 import { useEffect, useId, useRef, useState } from 'react';
 import { BookingActions, BookingSummary, LapseWarning, useInvalidateAll } from './booking-panel';
+import { CatalogActions, RoleNote } from './catalog-actions';
 import { ConfirmDialog } from './confirm-dialog';
 import { Countdown } from './countdown';
 import { ErrorNotice } from './error-notice';
@@ -69,8 +70,8 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
                 <span aria-hidden="true">{STATUS_GLYPH[o.status]} </span>
                 {ts(o.status)}
               </span>{' '}
-              {o.status === 'Reserved' && o.reservedUntil ? <Countdown until={o.reservedUntil} /> : null}
-              {o.status === 'Booked' && o.bookedUntil ? <Countdown until={o.bookedUntil} /> : null}
+              {o.status === 'Reserved' && o.reservedUntil ? <Countdown until={o.reservedUntil} deadline="reserve" /> : null}
+              {o.status === 'Booked' && o.bookedUntil ? <Countdown until={o.bookedUntil} deadline="booking" /> : null}
             </p>
             <dl className="kv">
               <dt>{t('floor')}</dt>
@@ -91,6 +92,8 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
               <dd><Time value={o.statusChangedAt} /></dd>
             </dl>
           </section>
+
+          <RoleNote object={o} />
 
           <section aria-labelledby={`${headingId}-booking`} className="drawer-section">
             <h3 id={`${headingId}-booking`}>{t('currentBooking')}</h3>
@@ -121,6 +124,8 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
               </details>
             ) : null}
           </section>
+
+          <CatalogActions object={o} onWithdrawn={onClose} />
 
           <section aria-labelledby={`${headingId}-history`} className="drawer-section">
             <h3 id={`${headingId}-history`}>{t('history')}</h3>

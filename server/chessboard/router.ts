@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { authedProcedure, roleProcedure, router } from '../trpc/init';
 import { releaseHoldChecked, releaseHoldInput } from '../ops/booking-repairs';
+import {
+  CATALOG_ACTION_ROLES, setObjectHiddenAction, setObjectHiddenInput, withdrawObjectAction, withdrawObjectInput, withdrawProjectAction, withdrawProjectInput,
+} from './catalog-actions';
 import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
 
 /** Read side of the chessboard for the console; every role reads, each within its tenant scope. */
@@ -29,4 +32,20 @@ export const chessboardRouter = router({
   objectLabels: authedProcedure
     .input(z.object({ ids: z.array(z.uuid()).max(200) }))
     .query(({ ctx, input }) => objectLabels(ctx.database.db, ctx.actor, input.ids)),
+  /** Catalog actions (developer manager, PIN manager; reason required, audited): see catalog-actions.ts. */
+  setObjectHidden: roleProcedure(...CATALOG_ACTION_ROLES)
+    .input(setObjectHiddenInput)
+    .mutation(({ ctx, input }) =>
+      ctx.database.db.transaction((tx) => setObjectHiddenAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+    ),
+  withdrawObject: roleProcedure(...CATALOG_ACTION_ROLES)
+    .input(withdrawObjectInput)
+    .mutation(({ ctx, input }) =>
+      ctx.database.db.transaction((tx) => withdrawObjectAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+    ),
+  withdrawProject: roleProcedure(...CATALOG_ACTION_ROLES)
+    .input(withdrawProjectInput)
+    .mutation(({ ctx, input }) =>
+      ctx.database.db.transaction((tx) => withdrawProjectAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+    ),
 });

@@ -189,3 +189,20 @@ export async function bookingRecordById(db: DbOrTx, actor: Actor, bookingId: str
   const [row] = await db.select().from(bookings).where(and(eq(bookings.id, bookingId), tenantFilter(actor, bookings.tenantId)));
   return row ?? null;
 }
+
+/** A short booking id as lists show it: the first 8 hex digits of the full id. */
+export const shortBookingId = z.string().regex(/^[0-9a-f]{8}$/i);
+
+/**
+ * `/bookings/<short id>` (#19 point 7): the full id of the one booking in the actor's tenant scope whose
+ * id starts with the prefix; null when none or more than one match (the page answers 404, never a guess).
+ */
+export async function bookingIdByPrefix(db: DbOrTx, actor: Actor, prefix: string): Promise<string | null> {
+  const p = shortBookingId.parse(prefix).toLowerCase();
+  const rows = await db
+    .select({ id: bookings.id })
+    .from(bookings)
+    .where(and(sql`${bookings.id}::text LIKE ${`${p}%`}`, tenantFilter(actor, bookings.tenantId)))
+    .limit(2);
+  return rows.length === 1 ? rows[0].id : null;
+}

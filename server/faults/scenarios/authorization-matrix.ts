@@ -92,6 +92,27 @@ const CASES: Case[] = [
     setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),
     input: (fx) => ({ propertyObjectId: fx.ids.objectId, reason: 'matrix' }),
   },
+  // catalog actions (#19): developer manager and PIN manager; each call on a fresh world (they delete)
+  {
+    path: 'chessboard.setObjectHidden', allowed: ['developer_manager', 'pin_manager'], byId: true,
+    setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.free }),
+    input: (fx) => ({ propertyObjectId: fx.ids.objectId, hidden: true, reason: 'matrix' }),
+  },
+  {
+    path: 'chessboard.withdrawObject', allowed: ['developer_manager', 'pin_manager'], byId: true,
+    setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.free }),
+    input: (fx) => ({ propertyObjectId: fx.ids.objectId, reason: 'matrix' }),
+  },
+  {
+    path: 'chessboard.withdrawProject', allowed: ['developer_manager', 'pin_manager'], byId: true,
+    setup: async (t, tenantId) => {
+      const world = await insertTenantWorld(t.database.db, tenantId);
+      // a project with a held object is refused (CONFLICT): free the holds so the role and scope decide
+      await t.database.sql`UPDATE chessboard.property_objects SET status = 'Free', reserved_until = NULL, booked_until = NULL, hold_deal_id = NULL, hold_booking_id = NULL WHERE project_id = ${world.projectId}`;
+      return { projectId: world.projectId };
+    },
+    input: (fx) => ({ projectId: fx.ids.projectId, reason: 'matrix' }),
+  },
   // booking
   {
     path: 'booking.create', allowed: COMMAND_ROLES['booking.create'], byId: true,

@@ -1,11 +1,12 @@
 'use client';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
-import { useTranslations } from 'next-intl';
+import { useLocale, useTranslations } from 'next-intl';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useCallback, useState } from 'react';
 import { ConfirmDialog } from '@/app/_components/confirm-dialog';
 import { ErrorNotice } from '@/app/_components/error-notice';
 import { useFormat } from '@/app/_components/format';
+import { scheduleWords } from '@/app/_components/schedule-words';
 import { Time } from '@/app/_components/time';
 import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
 import { BarsAndLine } from './charts';
@@ -19,13 +20,22 @@ const STATUSES = ['succeeded', 'failed', 'skipped'] as const;
 /** datetime-local value (user's zone) → Date */
 const fromLocal = (v: string | null) => (v ? new Date(v) : undefined);
 
-/** The summary counters of a run, as "Key: value" (nested objects flattened one level). */
+/**
+ * The summary counters of a run, as "label: value" with the label from the console glossary
+ * (messages `glossary.counters`; an unknown key is shown as it is). Booleans read yes / no.
+ */
 export function SummaryCounters({ summary }: { summary: Record<string, unknown> }) {
+  const g = useTranslations('glossary');
   const entries = Object.entries(summary).filter(([k, v]) => k !== 'AsOf' && k !== 'Cutoff' && (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length < 40)));
   if (entries.length === 0) return <span className="muted">—</span>;
   return (
     <span className="ops-counters">
-      {entries.map(([k, v]) => <span key={k} className="ops-counter"><span className="muted">{k}</span> <span className="mono">{String(v)}</span></span>)}
+      {entries.map(([k, v]) => (
+        <span key={k} className="ops-counter" data-counter={k}>
+          <span className="muted">{g.has(`counters.${k}`) ? g(`counters.${k}`) : k}</span>{' '}
+          <span className="mono">{typeof v === 'boolean' ? g(v ? 'terms.yes' : 'terms.no') : String(v)}</span>
+        </span>
+      ))}
     </span>
   );
 }
@@ -140,7 +150,7 @@ export function JobsPage() {
                   <button type="button" className="link-button mono" onClick={() => setParams({ job: j.name })} aria-pressed={selected === j.name}>{j.name}</button>
                   <div className="muted small ops-job-desc">{t(`describe.${j.name}`)}</div>
                 </th>
-                <td><span className="mono">{j.cron}</span><div className="muted small">{j.timezone}</div></td>
+                <td><ScheduleCell cron={j.cron} timezone={j.timezone} /></td>
                 <td>{j.paused ? <span className="muted">{t('pausedNoRun')}</span> : <Time value={j.nextRunAt} seconds />}</td>
                 <td>
                   {j.paused
@@ -238,4 +248,13 @@ function JobHistory({ job, params, setParams }: { job: JobName; params: URLSearc
       </div>
     </section>
   );
+}
+
+/** The schedule in words ("каждые 10 с", "ежедневно в 03:30 МСК"), the raw cron and zone under it for ops. */
+function ScheduleCell({ cron, timezone }: { cron: string; timezone: string }) {
+  const locale = useLocale();
+  const words = scheduleWords(cron, timezone, locale === 'en' ? 'en' : 'ru');
+  return words
+    ? <><span data-testid="schedule-words">{words}</span><div className="muted small mono" title={timezone}>{cron}</div></>
+    : <><span className="mono">{cron}</span><div className="muted small">{timezone}</div></>;
 }

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import type { Tx } from '../platform/db';
+import type { Actor } from '../auth/actor';
+import { AppError } from '../platform/errors';
+import { deleteProject, deletePropertyObject, setPropertyObjectHidden } from './commands';
+import { CATALOG_ACTION_ROLES } from './catalog-action-roles';
+import { requiredReason, writeAudit } from './commands/command-support';
+
+/**
+ * Catalog actions of the console (issue #19): a developer manager (or a PIN manager) hides / shows an
+ * object on the storefront, withdraws (deletes) an object or a whole project. The chessboard commands
+ * do the change and publish its event (the catalog delists the card, which feeds the Delisted backlog
+ * that delisted-retention later purges); this layer adds what a person's action needs: the role gate,
+ * a required reason and an audit row, all in the command's transaction.
+ */
+
+export { CATALOG_ACTION_ROLES };
+
+const reason = z.string().trim().min(1).max(500);
+export const setObjectHiddenInput = z.object({ propertyObjectId: z.uuid(), hidden: z.boolean(), reason });
+export const withdrawObjectInput = z.object({ propertyObjectId: z.uuid(), reason });
+export const withdrawProjectInput = z.object({ projectId: z.uuid(), reason });
+
+type Meta = { actor: Actor; correlationId?: string; now?: Date };
+
+/** The command checks again (a call from elsewhere is not a hole); the router gates the same roles. */
+function assertCatalogRole(actor: Actor): void {
+  if (!(CATALOG_ACTION_ROLES as readonly string[]).includes(actor.role)) {
+    throw new AppError('CHESSBOARD_FORBIDDEN', 'FORBIDDEN', `role ${actor.role} may not change the catalog`);
+  }
+}
+
+export async function setObjectHiddenAction(tx: Tx, input: z.infer<typeof setObjectHiddenInput> & Meta) {
+  assertCatalogRole(input.actor);
+  // setPropertyObjectHidden scopes by tenant, requires the reason and writes the audit row itself
+  return setPropertyObjectHidden(tx, input);
+}
+
+export async function withdrawObjectAction(tx: Tx, input: z.infer<typeof withdrawObjectInput> & Meta) {
+  assertCatalogRole(input.actor);
+  const why = requiredReason(input.reason);
+  const at = input.now ?? new Date();
+  // tenant scope: a foreign tenant's object answers CHESSBOARD_PROPERTY_OBJECT_NOT_FOUND inside the command
+  const r = await deletePropertyObject(tx, { ...input, now: at });
+  await writeAudit(tx, {
+    actor: input.actor, action: 'chessboard.withdraw-property-object', targetType: 'PropertyObject', targetId: r.propertyObjectId,
+    reason: why, at, details: { messageId: r.messageId },
+  });
+  return r;
+}
+
+export async function withdrawProjectAction(tx: Tx, input: z.infer<typeof withdrawProjectInput> & Meta) {
+  assertCatalogRole(input.actor);
+  const why = requiredReason(input.reason);
+  const at = input.now ?? new Date();
+  const r = await deleteProject(tx, { ...input, now: at });
+  if (r.deleted) {
+    await writeAudit(tx, {
+      actor: input.actor, action: 'chessboard.withdraw-project', targetType: 'Project', targetId: r.projectId,
+      reason: why, at, details: { deletedObjects: r.deletedObjects, messageId: r.messageId },
+    });
+  }
+  return r;
+}

@@ -136,33 +136,32 @@ export function ChessboardScreen() {
         <span className={`live live-${live}`} role="status" data-testid="live-state" title={t(`live.${live}Hint`)}>
           <span aria-hidden="true">●</span> {t(`live.${live}`)}
         </span>
+        <div className="view-options" role="group" aria-label={t('viewOptions')}>
+          <div className="chips" role="group" aria-label={t('density.label')}>
+            <span className="filter-label" aria-hidden="true">{t('density.label')}</span>
+            {DENSITIES.map((d) => (
+              <button key={d} type="button" className="chip" aria-pressed={view.density === d} onClick={() => setView({ density: d })} data-testid={`density-${d}`}>
+                {t(`density.${d}`)}
+              </button>
+            ))}
+          </div>
+          <div className="chips" role="group" aria-label={t('show.label')}>
+            <span className="filter-label" aria-hidden="true">{t('show.label')}</span>
+            {SHOW_MODES.map((m) => (
+              <button key={m} type="button" className="chip" aria-pressed={view.show === m} onClick={() => setView({ show: m })} data-testid={`show-${m}`}>
+                {t(`show.${m}`)}
+              </button>
+            ))}
+          </div>
+          <label className="check-inline">
+            <input type="checkbox" checked={view.pricePerM2} onChange={(e) => setView({ pricePerM2: e.target.checked })} data-testid="price-per-m2" />
+            <span>{t('pricePerM2')}</span>
+          </label>
+        </div>
       </div>
 
       <ErrorNotice error={projects.error ?? buildings.error ?? grid.error} />
       {projects.data && projects.data.length === 0 ? <p className="empty-state">{t('noProjects')}</p> : null}
-
-      <div className="view-options" role="group" aria-label={t('viewOptions')}>
-        <div className="chips" role="group" aria-label={t('density.label')}>
-          <span className="filter-label" aria-hidden="true">{t('density.label')}</span>
-          {DENSITIES.map((d) => (
-            <button key={d} type="button" className="chip" aria-pressed={view.density === d} onClick={() => setView({ density: d })} data-testid={`density-${d}`}>
-              {t(`density.${d}`)}
-            </button>
-          ))}
-        </div>
-        <div className="chips" role="group" aria-label={t('show.label')}>
-          <span className="filter-label" aria-hidden="true">{t('show.label')}</span>
-          {SHOW_MODES.map((m) => (
-            <button key={m} type="button" className="chip" aria-pressed={view.show === m} onClick={() => setView({ show: m })} data-testid={`show-${m}`}>
-              {t(`show.${m}`)}
-            </button>
-          ))}
-        </div>
-        <label className="check-inline">
-          <input type="checkbox" checked={view.pricePerM2} onChange={(e) => setView({ pricePerM2: e.target.checked })} data-testid="price-per-m2" />
-          <span>{t('pricePerM2')}</span>
-        </label>
-      </div>
 
       <div className="filters" role="group" aria-label={t('filters')}>
         <div className="legend" role="group" aria-label={t('legend')}>

@@ -31,7 +31,7 @@ function buildFormat(locale: string) {
   const dateTime = new Intl.DateTimeFormat(tag, dateParts);
   const dateTimeSeconds = new Intl.DateTimeFormat(tag, { ...dateParts, second: '2-digit' });
   const timeOnly = new Intl.DateTimeFormat(tag, { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
-  const preciseTime = new Intl.DateTimeFormat(tag, { day: '2-digit', month: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hour12: false });
+  const preciseTime = new Intl.DateTimeFormat(tag, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hourCycle: 'h23' });
   return {
     locale,
     money: (n: number) => `${money.format(n)} ₽`,
@@ -41,7 +41,7 @@ function buildFormat(locale: string) {
     dateTime: (d: Date) => dateTime.format(d),
     dateTimeSeconds: (d: Date) => dateTimeSeconds.format(d),
     time: (d: Date) => timeOnly.format(d),
-    /** day.month hh:mm:ss.mmm — for saga hops that happen within one second */
+    /** the same pattern without the year, to the millisecond — for saga hops that happen within one second */
     precise: (d: Date) => preciseTime.format(d),
     utc: (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 23)} UTC`,
     /** ms → "250 ms" / "1.2 s" / "3 min 4 s" / "2 h 5 min" (units from the dictionary) */

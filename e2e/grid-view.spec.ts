@@ -1,6 +1,9 @@
 import { expect, test, type Page, type Route } from '@playwright/test';
 import { signIn, trpcQuery, USERS } from './helpers';
 
+// a loaded 2-core machine renders a 1,000-cell board slowly: generous per-test time
+test.describe.configure({ timeout: 240_000 });
+
 /** #19 point 1: density modes, filters that narrow or jump, view state in the URL, price per m², overdue filter. */
 
 interface Cell { id: string; number: string; status: string; price: number; area: number; floor: number; section: number; reservedUntil: string | null; bookedUntil: string | null }

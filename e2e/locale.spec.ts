@@ -1,6 +1,9 @@
 import { expect, test } from '@playwright/test';
 import { signIn, trpcQuery, USERS, openBuildingOf } from './helpers';
 
+// a loaded 2-core machine renders a 1,000-cell board slowly: generous per-test time
+test.describe.configure({ timeout: 240_000 });
+
 /** #19 point 10: first-visit locale from Accept-Language, a favicon, one date and money format per locale. */
 
 test('a first visit follows Accept-Language; the language cookie still wins', async ({ browser }, testInfo) => {

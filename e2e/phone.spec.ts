@@ -1,6 +1,9 @@
 import { expect, test, type Page } from '@playwright/test';
 import { openBuildingOf, signIn, trpcQuery, USERS } from './helpers';
 
+// a loaded 2-core machine renders a 1,000-cell board slowly: generous per-test time
+test.describe.configure({ timeout: 240_000 });
+
 /** #19 point 2: the console works on a phone down to 360 px. */
 
 const pageWidthOverflow = (page: Page) => page.evaluate(() => document.scrollingElement!.scrollWidth - innerWidth);

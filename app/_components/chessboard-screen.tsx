@@ -51,8 +51,17 @@ export function ChessboardScreen() {
   }, [grid.data, grid.dataUpdatedAt]);
 
   // filters, density and display options live in the URL (a reload or a shared link shows the same board)
-  const view = useMemo(() => readGridView(new URLSearchParams(params.toString())), [params]);
-  const setView = useCallback((patch: Partial<GridView>) => setParams(gridViewParams({ ...view, ...patch })), [setParams, view]);
+  // the view changes at once (a checkbox must not wait for the URL); a new URL (ours or Back) is adopted
+  const paramString = params.toString();
+  const urlView = useMemo(() => readGridView(new URLSearchParams(paramString)), [paramString]);
+  const [viewState, setViewState] = useState(() => ({ key: paramString, view: urlView }));
+  const view = viewState.key === paramString ? viewState.view : urlView;
+  if (viewState.key !== paramString) setViewState({ key: paramString, view: urlView });
+  const setView = (patch: Partial<GridView>) => {
+    const next = { ...view, ...patch };
+    setViewState({ key: paramString, view: next });
+    setParams(gridViewParams(next));
+  };
   const { statuses, rooms, overdue } = view;
   // the range inputs keep their own text while typing; the URL follows each change
   const [price, setPriceText] = useState(view.price);

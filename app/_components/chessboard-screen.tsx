@@ -81,11 +81,15 @@ export function ChessboardScreen() {
   const matching = useMemo(() => (grid.data ? grid.data.cells.filter((c) => cellMatches(c, filter)).length : 0), [grid.data, filter]);
 
   /** Focuses the next matching cell after the focused one (in reading order) and scrolls it into view. */
+  // from the focused cell, else from the last match jumped to (pressing the button takes the focus)
+  const lastMatch = useRef<string | null>(null);
   const jumpToMatch = useCallback(() => {
     const cells = [...document.querySelectorAll<HTMLElement>('.chess-grid [data-cell-id][data-match="true"]')];
     if (cells.length === 0) return;
-    const at = cells.indexOf(document.activeElement as HTMLElement);
+    const focused = cells.indexOf(document.activeElement as HTMLElement);
+    const at = focused >= 0 ? focused : cells.findIndex((c) => c.dataset.cellId === lastMatch.current);
     const next = cells[at >= 0 ? (at + 1) % cells.length : 0];
+    lastMatch.current = next.dataset.cellId ?? null;
     next.focus();
     next.scrollIntoView({ block: 'center', inline: 'center' });
   }, []);

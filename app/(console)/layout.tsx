@@ -4,7 +4,7 @@ import { getTranslations } from 'next-intl/server';
 import { resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import { loadUserProfile } from '@/server/auth/sign-in';
 import { getServices } from '@/server/platform/services';
-import { ConsoleNav } from '../_components/console-nav';
+import { ConsoleNav, ShellMenu, SkipLink } from '../_components/console-nav';
 import { LocaleSwitch } from '../_components/locale-switch';
 import { SessionProvider } from '../_components/session';
 import { SignOutButton } from '../_components/sign-out-button';
@@ -22,18 +22,21 @@ export default async function ConsoleLayout({ children }: { children: React.Reac
   return (
     <SessionProvider user={user}>
       <div className="shell">
+        <SkipLink />
         <header className="shell-header">
           <a className="brand" href="/chessboard">{t('app.brand')}</a>
-          <ConsoleNav />
-          <div className="shell-user">
-            <LocaleSwitch />
-            <span className="user-name" data-testid="user-name">{user.displayName}</span>
-            <span className="role-badge" data-testid="user-role">{t(`roles.${user.role}`)}</span>
-            {user.tenantName ? <span className="muted tenant-name">{user.tenantName}</span> : null}
-            <SignOutButton />
-          </div>
+          <ShellMenu>
+            <ConsoleNav />
+            <div className="shell-user">
+              <LocaleSwitch />
+              <span className="user-name" data-testid="user-name">{user.displayName}</span>
+              <span className="role-badge" data-testid="user-role">{t(`roles.${user.role}`)}</span>
+              {user.tenantName ? <span className="muted tenant-name">{user.tenantName}</span> : null}
+              <SignOutButton />
+            </div>
+          </ShellMenu>
         </header>
-        <main className="shell-main" id="main">{children}</main>
+        <main className="shell-main" id="main" tabIndex={-1}>{children}</main>
       </div>
     </SessionProvider>
   );

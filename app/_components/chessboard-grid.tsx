@@ -1,9 +1,10 @@
 'use client';
-import { memo, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from 'react';
 import { useTranslations } from 'next-intl';
 import { Countdown } from './countdown';
 import { fillIn } from './message-template';
 import { useFormat, type Format } from './format';
+import type { Density } from './grid-view';
 import { STATUS_GLYPH, type ObjectStatus } from './status';
 import type { RouterOutputs } from './trpc';
 
@@ -125,9 +126,11 @@ export interface CellStrings {
 }
 
 const Cell = memo(function Cell({
-  cell, colIndex, focused, dimmed, selected, strings, f,
-}: { cell: GridCell; colIndex: number; focused: boolean; dimmed: boolean; selected: boolean; strings: CellStrings; f: Format }) {
+  cell, colIndex, focused, dimmed, selected, strings, f, pricePerM2,
+}: { cell: GridCell; colIndex: number; focused: boolean; dimmed: boolean; selected: boolean; strings: CellStrings; f: Format; pricePerM2: boolean }) {
   const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
+  // the accessible name is the sr-only sentence; the visible bits are aria-hidden so the name and the
+  // content never disagree (axe label-content-name-mismatch flagged every cell with an aria-label)
   return (
     <div
       role="gridcell"
@@ -136,29 +139,38 @@ const Cell = memo(function Cell({
       data-cell-id={cell.id}
       data-status={cell.status}
       data-number={cell.number}
-      aria-label={strings.aria(cell)}
+      data-match={dimmed ? undefined : 'true'}
       aria-selected={selected}
       className={`cell status-${cell.status}${dimmed ? ' cell-dimmed' : ''}${selected ? ' cell-selected' : ''}`}
     >
-      <div className="cell-top">
+      <span className="sr-only">{strings.aria(cell)}</span>
+      <div className="cell-top" aria-hidden="true">
         <span className="cell-number">{cell.number}</span>
-        <span className="cell-status" aria-hidden="true">
+        <span className="cell-status">
           <span className="glyph">{STATUS_GLYPH[cell.status]}</span>
-          {strings.statusShort[cell.status]}
+          <span className="cell-status-text">{strings.statusShort[cell.status]}</span>
         </span>
       </div>
       <div className="cell-meta" aria-hidden="true">
         {cell.rooms === 0 ? strings.studio : strings.roomsShort(cell.rooms)} · {f.area(cell.area)} {strings.m2}
       </div>
-      <div className="cell-price" aria-hidden="true">{f.compactMoney(cell.price)} ₽</div>
+      <div className="cell-price" aria-hidden="true" data-price-per-m2={pricePerM2 ? 'true' : undefined}>
+        {pricePerM2 ? `${f.compactMoney(Math.round(cell.price / cell.area))} ₽/${strings.m2}` : `${f.compactMoney(cell.price)} ₽`}
+      </div>
       {until ? (
-        <div className="cell-timer">
+        <div className="cell-timer" aria-hidden="true">
           <Countdown until={until} compact />
         </div>
       ) : null}
     </div>
   );
 });
+
+/** A hold whose deadline has passed while the object is still held (the safety-net job will release it). */
+export function isOverdue(cell: GridCell, now: number): boolean {
+  const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
+  return !!until && until.getTime() < now;
+}
 
 export interface GridFilter {
   statuses: Set<ObjectStatus>;
@@ -167,6 +179,8 @@ export interface GridFilter {
   priceMax: number | null;
   areaMin: number | null;
   areaMax: number | null;
+  /** when set: only holds overdue at this time match */
+  overdueAt: number | null;
 }
 
 export function cellMatches(cell: GridCell, filter: GridFilter): boolean {
@@ -176,17 +190,27 @@ export function cellMatches(cell: GridCell, filter: GridFilter): boolean {
   if (filter.priceMax !== null && cell.price > filter.priceMax) return false;
   if (filter.areaMin !== null && cell.area < filter.areaMin) return false;
   if (filter.areaMax !== null && cell.area > filter.areaMax) return false;
+  if (filter.overdueAt !== null && !isOverdue(cell, filter.overdueAt)) return false;
   return true;
 }
 
 export function ChessboardGrid({
-  grid, filter, selectedId, onOpen, label,
-}: { grid: Grid; filter: GridFilter; selectedId: string | null; onOpen: (id: string) => void; label: string }) {
+  grid, filter, selectedId, onOpen, label, density = 'comfortable', narrow = false, pricePerM2 = false,
+}: {
+  grid: Grid; filter: GridFilter; selectedId: string | null; onOpen: (id: string) => void; label: string;
+  density?: Density; narrow?: boolean; pricePerM2?: boolean;
+}) {
   const t = useTranslations('chessboard');
   const ts = useTranslations('status');
   const f = useFormat();
-  const layout = useMemo(() => buildLayout(grid), [grid]);
+  // narrow: only matching cells are laid out, so floors and columns without a match disappear
+  const layout = useMemo(
+    () => (narrow ? buildLayout({ cells: grid.cells.filter((c) => cellMatches(c, filter)), building: { ...grid.building, floors: 0 } }) : buildLayout(grid)),
+    [grid, narrow, filter],
+  );
   const containerRef = useRef<HTMLDivElement>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  useWholeBuildingFit(scrollRef, density === 'whole', layout);
   const [focusedId, setFocusedId] = useState<string | null>(null);
   const moveRequested = useRef(false);
 
@@ -280,7 +304,7 @@ export function ChessboardGrid({
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
 
   return (
-    <div className="grid-scroll">
+    <div className="grid-scroll" ref={scrollRef} data-density={density} tabIndex={-1} id="chessboard-grid">
       <div
         ref={containerRef}
         role="grid"
@@ -324,6 +348,7 @@ export function ChessboardGrid({
                       dimmed={!cellMatches(cell, filter)}
                       strings={strings}
                       f={f}
+                      pricePerM2={pricePerM2}
                     />
                   ) : (
                     <div key={`empty-${i}`} className="cell cell-empty" aria-hidden="true" />
@@ -336,4 +361,48 @@ export function ChessboardGrid({
       </div>
     </div>
   );
+}
+
+const SECTION_GAP = 6; // px between sections in the whole-building mode (globals.css [data-density=whole])
+const CELL_GAP = 2;
+const FLOOR_HEAD = 34;
+
+/**
+ * "Whole building": cell width and height are computed from the space left in the window, so every
+ * floor and section shows at once without scrolling (1366×768 holds 25 floors × 40 units). Below a
+ * readable minimum (number + glyph) the box scrolls instead of shrinking further.
+ */
+function useWholeBuildingFit(ref: RefObject<HTMLDivElement | null>, active: boolean, layout: Layout) {
+  useLayoutEffect(() => {
+    const box = ref.current;
+    if (!box) return;
+    if (!active) {
+      box.style.removeProperty('--cell-w');
+      box.style.removeProperty('--cell-h');
+      box.style.removeProperty('max-height');
+      return;
+    }
+    const fit = () => {
+      const top = box.getBoundingClientRect().top + window.scrollY;
+      const availH = Math.max(160, window.innerHeight - top - 14);
+      const head = box.querySelector<HTMLElement>('.grid-head')?.offsetHeight ?? 20;
+      const cols = Math.max(1, layout.totalCols);
+      const sections = Math.max(1, layout.sections.length);
+      const rows = Math.max(1, layout.rows.length);
+      const availW = box.clientWidth - 6 - FLOOR_HEAD - SECTION_GAP * sections - (cols - sections) * CELL_GAP;
+      const w = Math.min(104, Math.max(26, Math.floor(availW / cols)));
+      const h = Math.min(76, Math.max(18, Math.floor((availH - 2 - head - 4 - rows * CELL_GAP) / rows)));
+      box.style.setProperty('--cell-w', `${w}px`);
+      box.style.setProperty('--cell-h', `${h}px`);
+      box.style.setProperty('max-height', `${availH}px`);
+    };
+    fit();
+    const observer = new ResizeObserver(fit);
+    observer.observe(box);
+    window.addEventListener('resize', fit);
+    return () => {
+      observer.disconnect();
+      window.removeEventListener('resize', fit);
+    };
+  }, [ref, active, layout]);
 }

@@ -3,12 +3,13 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { ChessboardGrid, cellMatches, type GridFilter } from './chessboard-grid';
-import { setServerNow } from './clock';
+import { ChessboardGrid, cellMatches, isOverdue, type GridCell, type GridFilter } from './chessboard-grid';
+import { currentNow, setServerNow, useNow, useNowWhile } from './clock';
 import { ErrorNotice } from './error-notice';
+import { DENSITIES, gridViewParams, readGridView, SHOW_MODES, type GridView } from './grid-view';
 import { useLiveEvents } from './live';
 import { ObjectDrawer } from './object-drawer';
-import { OBJECT_STATUSES, STATUS_GLYPH, type ObjectStatus } from './status';
+import { OBJECT_STATUSES, STATUS_GLYPH } from './status';
 import { useTRPC } from './trpc';
 
 const ROOM_OPTIONS = [0, 1, 2, 3, 4] as const;
@@ -49,18 +50,49 @@ export function ChessboardScreen() {
     if (grid.data) setServerNow(grid.data.serverNow, grid.dataUpdatedAt);
   }, [grid.data, grid.dataUpdatedAt]);
 
-  const [statuses, setStatuses] = useState<Set<ObjectStatus>>(new Set());
-  const [rooms, setRooms] = useState<Set<number>>(new Set());
-  const [price, setPrice] = useState({ min: '', max: '' });
-  const [area, setArea] = useState({ min: '', max: '' });
+  // filters, density and display options live in the URL (a reload or a shared link shows the same board)
+  // the view changes at once (a checkbox must not wait for the URL); a new URL (ours or Back) is adopted
+  const paramString = params.toString();
+  const urlView = useMemo(() => readGridView(new URLSearchParams(paramString)), [paramString]);
+  const [viewState, setViewState] = useState(() => ({ key: paramString, view: urlView }));
+  const view = viewState.key === paramString ? viewState.view : urlView;
+  if (viewState.key !== paramString) setViewState({ key: paramString, view: urlView });
+  const setView = (patch: Partial<GridView>) => {
+    const next = { ...view, ...patch };
+    setViewState({ key: paramString, view: next });
+    setParams(gridViewParams(next));
+  };
+  const { statuses, rooms, overdue } = view;
+  // the range inputs keep their own text while typing; the URL follows each change
+  const [price, setPriceText] = useState(view.price);
+  const [area, setAreaText] = useState(view.area);
+  const setPrice = (next: { min: string; max: string }) => { setPriceText(next); setView({ price: next }); };
+  const setArea = (next: { min: string; max: string }) => { setAreaText(next); setView({ area: next }); };
+  // overdue holds depend on the time: the clock ticks here only while that filter is on
+  const now = useNowWhile(overdue);
   const filter = useMemo<GridFilter>(() => ({
     statuses, rooms,
     priceMin: parseNum(price.min) === null ? null : parseNum(price.min)! * 1_000_000,
     priceMax: parseNum(price.max) === null ? null : parseNum(price.max)! * 1_000_000,
     areaMin: parseNum(area.min), areaMax: parseNum(area.max),
-  }), [statuses, rooms, price, area]);
-  const filtered = filter.statuses.size > 0 || filter.rooms.size > 0 || price.min || price.max || area.min || area.max;
+    overdueAt: overdue ? now || currentNow() : null,
+  }), [statuses, rooms, price, area, overdue, now]);
+  const filtered = filter.statuses.size > 0 || filter.rooms.size > 0 || overdue || price.min || price.max || area.min || area.max;
   const matching = useMemo(() => (grid.data ? grid.data.cells.filter((c) => cellMatches(c, filter)).length : 0), [grid.data, filter]);
+
+  /** Focuses the next matching cell after the focused one (in reading order) and scrolls it into view. */
+  // from the focused cell, else from the last match jumped to (pressing the button takes the focus)
+  const lastMatch = useRef<string | null>(null);
+  const jumpToMatch = useCallback(() => {
+    const cells = [...document.querySelectorAll<HTMLElement>('.chess-grid [data-cell-id][data-match="true"]')];
+    if (cells.length === 0) return;
+    const focused = cells.indexOf(document.activeElement as HTMLElement);
+    const at = focused >= 0 ? focused : cells.findIndex((c) => c.dataset.cellId === lastMatch.current);
+    const next = cells[at >= 0 ? (at + 1) % cells.length : 0];
+    lastMatch.current = next.dataset.cellId ?? null;
+    next.focus();
+    next.scrollIntoView({ block: 'center', inline: 'center' });
+  }, []);
 
   const toggle = <T,>(set: Set<T>, value: T) => {
     const next = new Set(set);
@@ -117,6 +149,28 @@ export function ChessboardScreen() {
         <span className={`live live-${live}`} role="status" data-testid="live-state" title={t(`live.${live}Hint`)}>
           <span aria-hidden="true">●</span> {t(`live.${live}`)}
         </span>
+        <div className="view-options" role="group" aria-label={t('viewOptions')}>
+          <div className="chips" role="group" aria-label={t('density.label')}>
+            <span className="filter-label" aria-hidden="true">{t('density.label')}</span>
+            {DENSITIES.map((d) => (
+              <button key={d} type="button" className="chip" aria-pressed={view.density === d} onClick={() => setView({ density: d })} data-testid={`density-${d}`}>
+                {t(`density.${d}`)}
+              </button>
+            ))}
+          </div>
+          <div className="chips" role="group" aria-label={t('show.label')}>
+            <span className="filter-label" aria-hidden="true">{t('show.label')}</span>
+            {SHOW_MODES.map((m) => (
+              <button key={m} type="button" className="chip" aria-pressed={view.show === m} onClick={() => setView({ show: m })} data-testid={`show-${m}`}>
+                {t(`show.${m}`)}
+              </button>
+            ))}
+          </div>
+          <label className="check-inline">
+            <input type="checkbox" checked={view.pricePerM2} onChange={(e) => setView({ pricePerM2: e.target.checked })} data-testid="price-per-m2" />
+            <span>{t('pricePerM2')}</span>
+          </label>
+        </div>
       </div>
 
       <ErrorNotice error={projects.error ?? buildings.error ?? grid.error} />
@@ -130,7 +184,7 @@ export function ChessboardScreen() {
               type="button"
               className={`legend-item status-${s}`}
               aria-pressed={statuses.has(s)}
-              onClick={() => setStatuses((cur) => toggle(cur, s))}
+              onClick={() => setView({ statuses: toggle(statuses, s) })}
               data-testid={`legend-${s}`}
             >
               <span className="legend-swatch" aria-hidden="true">{STATUS_GLYPH[s]}</span>
@@ -138,44 +192,54 @@ export function ChessboardScreen() {
               <span className="legend-count">{grid.data ? grid.data.counts[s] : '–'}</span>
             </button>
           ))}
-          <span className="legend-item legend-overdue" title={t('overdueHint')}>
-            <span className="legend-swatch" aria-hidden="true">⚠</span>
-            <span>{t('overdue')}</span>
-          </span>
+          <OverdueLegend cells={grid.data?.cells ?? null} pressed={overdue} onToggle={() => setView({ overdue: !overdue })} />
         </div>
         <div className="filter-row">
           <div className="chips" role="group" aria-label={t('roomsFilter')}>
             <span className="filter-label">{t('roomsFilter')}</span>
             {ROOM_OPTIONS.map((n) => (
-              <button key={n} type="button" className="chip" aria-pressed={rooms.has(n)} onClick={() => setRooms((cur) => toggle(cur, n))}>
+              <button key={n} type="button" className="chip" aria-pressed={rooms.has(n)} onClick={() => setView({ rooms: toggle(rooms, n) })}>
                 {n === 0 ? t('studioShort') : n === 4 ? '4+' : n}
               </button>
             ))}
           </div>
           <fieldset className="range">
             <legend className="filter-label">{t('priceFilter')}</legend>
-            <input inputMode="decimal" aria-label={t('priceMin')} placeholder={t('from')} value={price.min} onChange={(e) => setPrice((p) => ({ ...p, min: e.target.value }))} />
+            <input inputMode="decimal" aria-label={t('priceMin')} placeholder={t('from')} value={price.min} onChange={(e) => setPrice({ ...price, min: e.target.value })} />
             <span aria-hidden="true">–</span>
-            <input inputMode="decimal" aria-label={t('priceMax')} placeholder={t('to')} value={price.max} onChange={(e) => setPrice((p) => ({ ...p, max: e.target.value }))} />
+            <input inputMode="decimal" aria-label={t('priceMax')} placeholder={t('to')} value={price.max} onChange={(e) => setPrice({ ...price, max: e.target.value })} />
           </fieldset>
           <fieldset className="range">
             <legend className="filter-label">{t('areaFilter')}</legend>
-            <input inputMode="decimal" aria-label={t('areaMin')} placeholder={t('from')} value={area.min} onChange={(e) => setArea((p) => ({ ...p, min: e.target.value }))} />
+            <input inputMode="decimal" aria-label={t('areaMin')} placeholder={t('from')} value={area.min} onChange={(e) => setArea({ ...area, min: e.target.value })} />
             <span aria-hidden="true">–</span>
-            <input inputMode="decimal" aria-label={t('areaMax')} placeholder={t('to')} value={area.max} onChange={(e) => setArea((p) => ({ ...p, max: e.target.value }))} />
+            <input inputMode="decimal" aria-label={t('areaMax')} placeholder={t('to')} value={area.max} onChange={(e) => setArea({ ...area, max: e.target.value })} />
           </fieldset>
           <span className="muted small match-count" aria-live="polite">
             {grid.data ? (filtered ? t('matching', { n: matching, total: grid.data.total }) : t('total', { total: grid.data.total })) : ''}
           </span>
           {filtered ? (
-            <button type="button" className="btn btn-small" onClick={() => { setStatuses(new Set()); setRooms(new Set()); setPrice({ min: '', max: '' }); setArea({ min: '', max: '' }); }}>
-              {t('resetFilters')}
-            </button>
+            <>
+              <button type="button" className="btn btn-small" onClick={jumpToMatch} disabled={matching === 0} data-testid="jump-to-match">
+                {t('jumpToMatch')}
+              </button>
+              <button
+                type="button"
+                className="btn btn-small"
+                onClick={() => {
+                  setPriceText({ min: '', max: '' });
+                  setAreaText({ min: '', max: '' });
+                  setView({ statuses: new Set(), rooms: new Set(), overdue: false, price: { min: '', max: '' }, area: { min: '', max: '' } });
+                }}
+              >
+                {t('resetFilters')}
+              </button>
+            </>
           ) : null}
         </div>
       </div>
 
-      <div className="board-area">
+      <div className="board-area" id="board">
         {grid.isPending && buildingId ? <div className="grid-skeleton" aria-busy="true">{t('loading')}</div> : null}
         {!buildingId && buildings.data && buildings.data.length === 0 ? <p className="empty-state">{t('noBuildings')}</p> : null}
         {grid.data && grid.data.cells.length === 0 ? <p className="empty-state">{t('noObjects')}</p> : null}
@@ -183,6 +247,9 @@ export function ChessboardScreen() {
           <ChessboardGrid
             grid={grid.data}
             filter={filter}
+            density={view.density}
+            narrow={view.show === 'narrow' && !!filtered}
+            pricePerM2={view.pricePerM2}
             selectedId={objectId}
             onOpen={openObject}
             label={t('gridLabel', { project: project?.name ?? '', building: building?.name ?? grid.data.building.name })}
@@ -191,5 +258,19 @@ export function ChessboardScreen() {
       </div>
       {objectId ? <ObjectDrawer key={objectId} objectId={objectId} onClose={closeDrawer} /> : null}
     </div>
+  );
+}
+
+/** The "overdue hold" legend item: how many holds are past their deadline now; pressing it filters to them. */
+function OverdueLegend({ cells, pressed, onToggle }: { cells: GridCell[] | null; pressed: boolean; onToggle: () => void }) {
+  const t = useTranslations('chessboard');
+  const now = useNow();
+  const count = cells && now ? cells.filter((c) => isOverdue(c, now)).length : null;
+  return (
+    <button type="button" className="legend-item legend-overdue" title={t('overdueHint')} aria-pressed={pressed} onClick={onToggle} data-testid="legend-overdue">
+      <span className="legend-swatch" aria-hidden="true">⚠</span>
+      <span>{t('overdue')}</span>
+      <span className="legend-count">{count ?? '–'}</span>
+    </button>
   );
 }

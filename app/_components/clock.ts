@@ -46,3 +46,10 @@ export const currentNow = () => Date.now() + serverOffsetMs;
 export function useNow(): number {
   return useSyncExternalStore(subscribe, () => now, () => 0);
 }
+
+const noSubscription = () => () => {};
+
+/** useNow only while `active` (e.g. while a filter depends on the time); otherwise 0 and no re-renders. */
+export function useNowWhile(active: boolean): number {
+  return useSyncExternalStore(active ? subscribe : noSubscription, () => (active ? now : 0), () => 0);
+}

@@ -2,6 +2,7 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { useTranslations } from 'next-intl';
+import { useId, useState } from 'react';
 import { useSessionUser } from './session';
 
 const ITEMS = [
@@ -26,5 +27,55 @@ export function ConsoleNav() {
         );
       })}
     </nav>
+  );
+}
+
+/**
+ * The header's nav and user block. On a phone (≤ 760 px, globals.css) they fold behind a "Menu"
+ * button so user, language and sign-out stay reachable; on a desktop the wrapper is display: contents.
+ */
+export function ShellMenu({ children }: { children: React.ReactNode }) {
+  const t = useTranslations('nav');
+  const pathname = usePathname();
+  // open for the page it was opened on: navigating closes it (no effect needed)
+  const [openOn, setOpenOn] = useState<string | null>(null);
+  const open = openOn === pathname;
+  const id = useId();
+  return (
+    <>
+      <button type="button" className="btn btn-small menu-toggle" aria-expanded={open} aria-controls={id} onClick={() => setOpenOn(open ? null : pathname)} data-testid="menu-toggle">
+        <span aria-hidden="true">☰ </span>{t('menu')}
+      </button>
+      <div className="shell-menu" id={id} data-open={open ? 'true' : 'false'}>
+        {children}
+      </div>
+    </>
+  );
+}
+
+/**
+ * The first tab stop of every page. On the chessboard it goes straight to the grid's cell (24 Tabs
+ * before); elsewhere to the page's main content.
+ */
+export function SkipLink() {
+  const t = useTranslations('nav');
+  const pathname = usePathname();
+  const toGrid = pathname === '/chessboard';
+  return (
+    <a
+      className="skip-link"
+      href="#main"
+      onClick={(e) => {
+        const target = toGrid
+          ? document.querySelector<HTMLElement>('.chess-grid [role=gridcell][tabindex="0"]')
+          : document.getElementById('main');
+        if (!target) return;
+        e.preventDefault();
+        target.focus();
+        target.scrollIntoView({ block: 'nearest' });
+      }}
+    >
+      {toGrid ? t('skipToGrid') : t('skipToContent')}
+    </a>
   );
 }

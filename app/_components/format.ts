@@ -4,7 +4,8 @@ import { useMemo } from 'react';
 
 /**
  * Locale-aware formatting with Intl. Times are shown in the browser's (the user's) time zone; the UTC
- * value goes into the `title` so it shows on hover. Money is RUB.
+ * value goes into the `title` so it shows on hover. Money is RUB: "5,600,000 ₽" / "5 600 000 ₽", compact
+ * "5.6M ₽" / "5,6 млн ₽". Every screen formats through here, so lists and the timeline agree.
  */
 export function makeFormat(locale: string): Format {
   // Intl constructors cost tens of µs each: one set per locale for the whole page (every countdown of
@@ -18,24 +19,29 @@ const formats = new Map<string, Format>();
 
 function buildFormat(locale: string) {
   const tag = locale === 'en' ? 'en-US' : 'ru-RU';
-  const money = new Intl.NumberFormat(tag, { style: 'currency', currency: 'RUB', maximumFractionDigits: 0 });
+  // one money format per locale everywhere: digits grouped as the locale does, then " ₽" (en-US's
+  // currency style wrote "RUB 5,600,000" next to the grid's "5.6M ₽")
+  const money = new Intl.NumberFormat(tag, { maximumFractionDigits: 0 });
   const compactMoney = new Intl.NumberFormat(tag, { notation: 'compact', maximumFractionDigits: 2 });
   const number1 = new Intl.NumberFormat(tag, { maximumFractionDigits: 1 });
   const integer = new Intl.NumberFormat(tag);
-  const dateTime = new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'short' });
-  const dateTimeSeconds = new Intl.DateTimeFormat(tag, { dateStyle: 'short', timeStyle: 'medium' });
-  const timeOnly = new Intl.DateTimeFormat(tag, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  const preciseTime = new Intl.DateTimeFormat(tag, { day: '2-digit', month: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hour12: false });
+  // one date format per locale ("Dec 1, 2026, 18:25" / "1 дек. 2026 г., 18:25"); with seconds it is the
+  // same pattern plus :ss (the timeline said "11/29/26, 6:25:41 PM" while lists said "Dec 1, 2026")
+  const dateParts = { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } as const;
+  const dateTime = new Intl.DateTimeFormat(tag, dateParts);
+  const dateTimeSeconds = new Intl.DateTimeFormat(tag, { ...dateParts, second: '2-digit' });
+  const timeOnly = new Intl.DateTimeFormat(tag, { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+  const preciseTime = new Intl.DateTimeFormat(tag, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hourCycle: 'h23' });
   return {
     locale,
-    money: (n: number) => money.format(n),
+    money: (n: number) => `${money.format(n)} ₽`,
     compactMoney: (n: number) => compactMoney.format(n),
     area: (n: number) => number1.format(n),
     integer: (n: number) => integer.format(n),
     dateTime: (d: Date) => dateTime.format(d),
     dateTimeSeconds: (d: Date) => dateTimeSeconds.format(d),
     time: (d: Date) => timeOnly.format(d),
-    /** day.month hh:mm:ss.mmm — for saga hops that happen within one second */
+    /** the same pattern without the year, to the millisecond — for saga hops that happen within one second */
     precise: (d: Date) => preciseTime.format(d),
     utc: (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 23)} UTC`,
     /** ms → "250 ms" / "1.2 s" / "3 min 4 s" / "2 h 5 min" (units from the dictionary) */

@@ -30,23 +30,33 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
   const activeBooking = bookings.data?.items.find((b) => ACTIVE_BOOKING_STATUSES.includes(b.status)) ?? null;
   const details = useQuery(trpc.booking.byId.queryOptions({ bookingId: activeBooking?.id ?? '' }, { enabled: !!activeBooking }));
 
+  const drawerRef = useRef<HTMLDivElement>(null);
   useEffect(() => {
     headingRef.current?.focus();
   }, [objectId]);
+  // Esc closes the drawer wherever focus is (not only inside it), unless a confirm dialog is open:
+  // that one closes first (the native <dialog> handles its own Esc)
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented || document.querySelector('dialog[open]')) return;
+      onClose();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [onClose]);
 
   const o = object.data?.object;
   return (
-    <aside
+    // a div, not <aside>: role=dialog is not allowed on <aside> (axe aria-allowed-role)
+    <div
+      ref={drawerRef}
       className="drawer"
       role="dialog"
-      aria-modal="false"
+      aria-modal="true"
       aria-labelledby={headingId}
       data-testid="object-drawer"
       onKeyDown={(e) => {
-        if (e.key === 'Escape' && !(e.target as HTMLElement).closest('dialog')) {
-          e.stopPropagation();
-          onClose();
-        }
+        if (e.key === 'Tab' && !(e.target as HTMLElement).closest('dialog')) trapTab(e, drawerRef.current);
       }}
     >
       <div className="drawer-head">
@@ -133,8 +143,27 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
           </section>
         </div>
       ) : null}
-    </aside>
+    </div>
   );
+}
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])';
+
+/** Tab and Shift+Tab cycle inside the drawer (focus trap): from the last stop to the first and back. */
+function trapTab(e: React.KeyboardEvent, root: HTMLElement | null) {
+  if (!root) return;
+  const stops = [...root.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => !el.closest('dialog') && el.getClientRects().length > 0);
+  if (stops.length === 0) return;
+  const first = stops[0];
+  const last = stops[stops.length - 1];
+  const active = document.activeElement;
+  if (e.shiftKey && (active === first || !root.contains(active) || active === root.querySelector('h2'))) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && active === last) {
+    e.preventDefault();
+    first.focus();
+  }
 }
 
 function BookingStatusText({ status }: { status: string }) {

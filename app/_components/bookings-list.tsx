@@ -166,7 +166,7 @@ export function BookingsList() {
       </div>
 
       <ErrorNotice error={list.error} />
-      <div className="table-wrap" aria-busy={list.isFetching}>
+      <div className="table-wrap" tabIndex={0} aria-busy={list.isFetching}>
         <table className="table" data-testid="bookings-table">
           <caption className="sr-only">{t('caption')}</caption>
           <thead>

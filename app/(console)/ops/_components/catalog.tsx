@@ -88,7 +88,7 @@ export function CatalogPage() {
           </section>
           <section className="ops-section" aria-labelledby="retention-runs-title">
             <h3 id="retention-runs-title">{t('runsTitle')}</h3>
-            <div className="table-wrap">
+            <div className="table-wrap" tabIndex={0}>
               <table className="table ops-table" data-testid="retention-runs-table">
                 <caption className="sr-only">{t('runsTitle')}</caption>
                 <thead>

@@ -104,7 +104,7 @@ export function HoldsPage() {
         </label>
       </div>
       <ErrorNotice error={stuck.error} />
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table className="table ops-table" data-testid="stuck-holds-table">
           <caption className="sr-only">{t('caption')}</caption>
           <thead>
@@ -216,7 +216,7 @@ function LostReleases({ data, error, fetching, source, rangeHours, setParams }: 
           timeFormat={timeFormat}
         />
       ) : null}
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table className="table ops-table" data-testid="lost-releases-table">
           <caption className="sr-only">{t('lostTitle')}</caption>
           <thead>

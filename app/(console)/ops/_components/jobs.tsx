@@ -128,7 +128,7 @@ export function JobsPage() {
     <div className="ops-page">
       <div className="ops-head"><h2>{t('title')}</h2></div>
       <ErrorNotice error={jobs.error} />
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table className="table ops-table" data-testid="jobs-table">
           <caption className="sr-only">{t('title')}</caption>
           <thead>
@@ -214,7 +214,7 @@ function JobHistory({ job, params, setParams }: { job: JobName; params: URLSearc
           lineFormat={(v) => duration(v)}
         />
       ) : null}
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table className="table ops-table" data-testid="job-runs-table">
           <caption className="sr-only">{t('historyOf', { job })}</caption>
           <thead>

@@ -27,7 +27,7 @@ export function MessagingPage() {
         <Freshness asOf={d?.asOf} fetching={m.isFetching} />
       </div>
       <ErrorNotice error={m.error} />
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table className="table ops-table ops-table-auto" data-testid="outbox-table">
           <caption className="sr-only">{t('outboxTitle')}</caption>
           <thead>
@@ -53,7 +53,7 @@ export function MessagingPage() {
         </table>
       </div>
       {d && d.failing.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table className="table ops-table" data-testid="failing-rows-table">
             <caption className="ops-caption">{t('failingRows')}</caption>
             <thead>
@@ -89,7 +89,7 @@ export function MessagingPage() {
       <section id="consumers" className="ops-section" aria-labelledby="consumers-title">
         <div className="ops-head"><h2 id="consumers-title">{t('consumersTitle')}</h2></div>
         {d?.kafkaError ? <p className="notice notice-error">{to('kafkaDown', { error: d.kafkaError })}</p> : null}
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table className="table ops-table ops-table-auto" data-testid="consumers-table">
             <caption className="sr-only">{t('consumersTitle')}</caption>
             <thead>
@@ -146,7 +146,7 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
       <p className="small muted">{t('dlqIntro')}</p>
       <ErrorNotice error={list.error} />
       {list.data?.syncError ? <p className="notice notice-warning small">{t('dlqSyncError', { error: list.data.syncError })}</p> : null}
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table className="table ops-table" data-testid="dlq-table">
           <caption className="sr-only">{t('dlqTitle')}</caption>
           <thead>

@@ -60,7 +60,7 @@ export function ReconciliationPage() {
           ))}
         </div>
       ) : <p className="muted">{to('loading')}</p>}
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table className="table ops-table" data-testid="reconciliation-table">
           <caption className="sr-only">{t('title')}</caption>
           <thead>

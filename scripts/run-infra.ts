@@ -17,7 +17,10 @@ async function main(): Promise<void> {
   console.log(`export KAFKA_BROKERS='${infra.kafkaBrokers}'`);
   if (infra.kafkaCluster) console.log(`export KAFKA_REPLICATION_FACTOR=${infra.kafkaCluster.replicationFactor} KAFKA_MIN_INSYNC_REPLICAS=${infra.kafkaCluster.minInsyncReplicas}`);
   console.log('# Ctrl-C stops what this command started\n');
+  let stopping = false;
   const stop = async () => {
+    if (stopping) return; // a second Ctrl-C (or npm forwarding the same one) does not start a second stop
+    stopping = true;
     console.log('[infra] stopping');
     await infra.stop();
     process.exit(0);

@@ -143,6 +143,27 @@ const cases: Case[] = [
     setup: async (tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),
     call: (c, fx) => c.chessboard.releaseHold({ propertyObjectId: fx.ids.objectId, reason: 'authorization matrix' }),
   },
+  // catalog actions (#19): developer manager and PIN manager; a fresh world per call (they hide or delete)
+  {
+    path: 'chessboard.setObjectHidden', roles: ['developer_manager', 'pin_manager'],
+    setup: async (tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.free }),
+    call: (c, fx) => c.chessboard.setObjectHidden({ propertyObjectId: fx.ids.objectId, hidden: true, reason: 'authorization matrix' }),
+  },
+  {
+    path: 'chessboard.withdrawObject', roles: ['developer_manager', 'pin_manager'],
+    setup: async (tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.free }),
+    call: (c, fx) => c.chessboard.withdrawObject({ propertyObjectId: fx.ids.objectId, reason: 'authorization matrix' }),
+  },
+  {
+    path: 'chessboard.withdrawProject', roles: ['developer_manager', 'pin_manager'],
+    setup: async (tenantId) => {
+      const world = await insertTenantWorld(t.database.db, tenantId);
+      // a project with a held object is refused (CONFLICT): free the holds so role and tenant decide
+      await t.database.sql`UPDATE chessboard.property_objects SET status = 'Free', reserved_until = NULL, booked_until = NULL, hold_deal_id = NULL, hold_booking_id = NULL WHERE project_id = ${world.projectId}`;
+      return { projectId: world.projectId };
+    },
+    call: (c, fx) => c.chessboard.withdrawProject({ projectId: fx.ids.projectId, reason: 'authorization matrix' }),
+  },
   // booking commands
   {
     path: 'booking.create', roles: COMMAND_ROLES['booking.create'],

@@ -11,6 +11,8 @@ import { ErrorNotice } from './error-notice';
 import { useFormat } from './format';
 import { useCan } from './session';
 import { ACTIVE_BOOKING_STATUSES, STATUS_GLYPH } from './status';
+import { DealPicker } from './deal-picker';
+import { historyHeadline, historyNote, type HistoryNote } from './history-words';
 import { Time } from './time';
 import { useTRPC, type RouterOutputs } from './trpc';
 
@@ -179,12 +181,16 @@ function StatusHistory({ history }: { history: ObjectDetails['history'] }) {
   const names = useQuery(trpc.auth.userNames.queryOptions({ ids: actorIds }, { enabled: actorIds.length > 0, staleTime: 300_000 }));
   if (history.length === 0) return <p className="muted">{t('noHistory')}</p>;
   const statusName = (s: string) => (ts.has(s) ? ts(s) : s);
+  const headline = (h: ObjectDetails['history'][number]) => {
+    const kind = historyHeadline(h.fromStatus, h.toStatus, historyNote(h.reason));
+    return kind === 'extended' ? t('historyWords.extended', { status: statusName(h.toStatus) }) : `${statusName(h.fromStatus)} → ${statusName(h.toStatus)}`;
+  };
   return (
     <ol className="history" data-testid="status-history">
       {history.map((h) => (
         <li key={h.id}>
           <div>
-            <strong>{statusName(h.fromStatus)} → {statusName(h.toStatus)}</strong>{' '}
+            <strong>{headline(h)}</strong>{' '}
             <span className="muted small">{t(`source.${h.statusSource}`)}</span>
           </div>
           <div className="small">
@@ -197,11 +203,21 @@ function StatusHistory({ history }: { history: ObjectDetails['history'] }) {
               </>
             ) : null}
           </div>
-          {h.reason ? <div className="small muted">{h.reason}</div> : null}
+          <HistoryNoteText note={historyNote(h.reason)} />
         </li>
       ))}
     </ol>
   );
+}
+
+function HistoryNoteText({ note }: { note: HistoryNote }) {
+  const t = useTranslations('drawer.historyWords');
+  if (note.kind === 'none') return null;
+  const text =
+    note.kind === 'event' ? (note.takeOver ? t('takeOver') : t(`event.${note.event}`))
+    : note.kind === 'expired' ? t(`expired.${note.timer}`)
+    : note.text;
+  return <div className={`small${note.kind === 'text' ? '' : ' muted'}`} data-note={note.kind}>{text}</div>;
 }
 
 function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
@@ -211,11 +227,11 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
   const can = useCan();
   const invalidate = useInvalidateAll();
   const [dealId, setDealId] = useState('');
+  const [dealTitle, setDealTitle] = useState('');
   const [programId, setProgramId] = useState('');
   const [confirming, setConfirming] = useState(false);
   const [idempotencyKey, setIdempotencyKey] = useState(() => `ui:${crypto.randomUUID()}`);
   const enabled = can('booking.create');
-  const deals = useQuery(trpc.deal.list.queryOptions({ status: ['Application', 'Booking'], tenantId: object.tenantId, pageSize: 100 }, { enabled }));
   const programs = useQuery(trpc.booking.programs.queryOptions({ tenantId: object.tenantId }, { enabled }));
   const create = useMutation(trpc.booking.create.mutationOptions({
     onSuccess: () => {
@@ -224,7 +240,6 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
     },
   }));
   if (!enabled) return null;
-  const deal = deals.data?.items.find((d) => d.id === dealId);
   const program = programs.data?.find((p) => p.id === programId);
   return (
     <>
@@ -240,17 +255,7 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
       }}
     >
       <h4>{t('createBooking')}</h4>
-      <label className="field">
-        <span>{t('deal')}</span>
-        <select name="dealId" value={dealId} onChange={(e) => setDealId(e.target.value)} required>
-          <option value="">{deals.isPending ? t('loading') : t('pickDeal')}</option>
-          {deals.data?.items.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.title} ({tb(`dealStatus.${d.status}`)})
-            </option>
-          ))}
-        </select>
-      </label>
+      <DealPicker tenantId={object.tenantId} value={dealId} onChange={(d) => { setDealId(d?.id ?? ''); setDealTitle(d?.title ?? ''); }} enabled={enabled} />
       <label className="field">
         <span>{t('program')}</span>
         <select name="programId" value={programId} onChange={(e) => setProgramId(e.target.value)} required>
@@ -262,7 +267,7 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
           ))}
         </select>
       </label>
-      <ErrorNotice error={deals.error ?? programs.error} />
+      <ErrorNotice error={programs.error} />
       <button type="submit" className="btn btn-primary" disabled={!dealId || !programId} data-action="create">
         {tb('actions.create')}
       </button>
@@ -271,7 +276,7 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
       <ConfirmDialog
         open={confirming}
         title={tb('confirm.create.title')}
-        message={tb('confirm.create.message', { number: object.number, deal: deal?.title ?? '', program: program?.name ?? '' })}
+        message={tb('confirm.create.message', { number: object.number, deal: dealTitle, program: program?.name ?? '' })}
         confirmLabel={tb('actions.create')}
         pending={create.isPending}
         error={create.error}

@@ -14,7 +14,15 @@ test('an agent creates a booking on a Free cell and sees it Reserved', async ({ 
   await expect(form).toBeVisible();
   const dealSelect = form.locator('select[name=dealId]');
   await expect(dealSelect.locator('option')).not.toHaveCount(1);
+  // every option names the deal as people do (title · status · agent · last change), and the list is searchable
+  const firstOption = (await dealSelect.locator('option').nth(1).innerText()).trim();
+  expect(firstOption).toMatch(/^Сделка №\d+ · (Заявка|Бронь) · .+ · .+/);
+  const title = firstOption.split(' · ')[0];
+  await form.getByRole('searchbox').fill(title.replace('Сделка ', ''));
+  await expect(dealSelect.locator('option')).toHaveCount(2); // the placeholder and the one deal
+  await expect(form.getByText(/Найдена 1 сделка/)).toBeVisible();
   await dealSelect.selectOption({ index: 1 });
+  await expect(dealSelect.locator('option:checked')).toContainText(title);
   const programSelect = form.locator('select[name=programId]');
   await expect(programSelect.locator('option', { hasText: 'бесплатная' })).toHaveCount(1);
   const freeProgram = await programSelect.locator('option', { hasText: 'бесплатная' }).getAttribute('value');
@@ -32,4 +40,9 @@ test('an agent creates a booking on a Free cell and sees it Reserved', async ({ 
   await expect(drawer.locator('[data-action=confirm]')).toBeVisible();
   await expect(drawer.locator('[data-action=cancel]')).toBeVisible();
   await expect(drawer.locator('[data-action=extend]')).toHaveCount(0);
+  // the object's history says what happened in words, not the topic the consumer read it from (#19 point 5)
+  const history = drawer.getByTestId('status-history');
+  await expect(history.locator('li').first()).toContainText('Свободен → Резерв');
+  await expect(history.locator('li').first()).toContainText('Бронь создана');
+  await expect(history).not.toContainText('pin.crm');
 });

@@ -50,6 +50,10 @@ test('confirm: the new status and a success notice come from the answer; a stale
     await expect(notice).toContainText('Бронь');
     await expect(notice).toContainText('Менеджер ПИН');
     await expect(notice.locator('time')).toHaveCount(1);
+    // confirming anyway is refused with what happened, not "impossible in the current status"
+    await dialog.getByTestId('dialog-confirm').click();
+    await expect(dialog.getByRole('alert').filter({ hasText: 'успели изменить' })).toContainText('теперь она в статусе «Бронь»');
+    expect((await trpcQuery<{ version: number }>(page.request, 'booking.byId', { bookingId: second.id })).version).toBe(2);
   } finally {
     await pin.dispose();
   }

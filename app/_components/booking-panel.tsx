@@ -73,14 +73,16 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
     setDone(action);
     void invalidate();
   };
+  // a refusal usually means the booking moved on: refetch, so the page shows what the error names
+  const refused = () => void invalidate();
   const mutations = {
-    uploadContract: useMutation(trpc.booking.uploadContract.mutationOptions({ onSuccess: applied('uploadContract') })),
-    uploadReceipt: useMutation(trpc.booking.uploadReceipt.mutationOptions({ onSuccess: applied('uploadReceipt') })),
-    confirm: useMutation(trpc.booking.confirm.mutationOptions({ onSuccess: applied('confirm') })),
-    confirmPayment: useMutation(trpc.booking.confirmPayment.mutationOptions({ onSuccess: applied('confirmPayment') })),
-    extend: useMutation(trpc.booking.extend.mutationOptions({ onSuccess: applied('extend') })),
-    startSale: useMutation(trpc.booking.startSale.mutationOptions({ onSuccess: applied('startSale') })),
-    cancel: useMutation(trpc.booking.cancel.mutationOptions({ onSuccess: applied('cancel') })),
+    uploadContract: useMutation(trpc.booking.uploadContract.mutationOptions({ onSuccess: applied('uploadContract'), onError: refused })),
+    uploadReceipt: useMutation(trpc.booking.uploadReceipt.mutationOptions({ onSuccess: applied('uploadReceipt'), onError: refused })),
+    confirm: useMutation(trpc.booking.confirm.mutationOptions({ onSuccess: applied('confirm'), onError: refused })),
+    confirmPayment: useMutation(trpc.booking.confirmPayment.mutationOptions({ onSuccess: applied('confirmPayment'), onError: refused })),
+    extend: useMutation(trpc.booking.extend.mutationOptions({ onSuccess: applied('extend'), onError: refused })),
+    startSale: useMutation(trpc.booking.startSale.mutationOptions({ onSuccess: applied('startSale'), onError: refused })),
+    cancel: useMutation(trpc.booking.cancel.mutationOptions({ onSuccess: applied('cancel'), onError: refused })),
   };
   const anyPending = Object.values(mutations).some((m) => m.isPending);
   const doneNotice = done ? (
@@ -105,7 +107,9 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
   };
 
   const run = (action: BookingActionKey, values: Record<string, string>) => {
-    const base = { bookingId: booking.id, expectedVersion: booking.version, idempotencyKey };
+    // the version the user decided on (when the dialog opened), not the one the live feed refetched since:
+    // a booking someone else changed meanwhile is refused with what it is now, never acted on blindly
+    const base = { bookingId: booking.id, expectedVersion: openedVersion ?? booking.version, idempotencyKey };
     switch (action) {
       case 'cancel':
         return mutations.cancel.mutate({ ...base, reason: values.reason.trim() });

@@ -1,3 +1,4 @@
+import { createTranslator } from 'next-intl';
 import { describe, expect, it } from 'vitest';
 import en from './messages/en.json';
 import ru from './messages/ru.json';
@@ -31,5 +32,28 @@ describe('console glossary', () => {
     expect(JARGON.test('Delisted-карточки')).toBe(false); // hyphenated: an identifier-like compound, see the ru texts
     expect(JARGON.test('runbook delisted-retention')).toBe(false);
     expect(JARGON.test('карточки в Delisted')).toBe(true);
+  });
+});
+
+describe('plurals (ICU)', () => {
+  // "{count} сообщений" reads "1 сообщений": a number right before a noun in the genitive plural must be
+  // an ICU plural instead (users saw "1 карточек проектов", "≈ 2 пакетов")
+  const HARD_CODED_PLURAL = /\{(\w+)\}\s+[а-яё]+(ов|ев|ей|ек|ий|ок)(?![а-яё])/i;
+
+  it('no Russian text puts a bare number before a counted noun', () => {
+    expect(strings(ru).filter(([, v]) => HARD_CODED_PLURAL.test(v))).toEqual([]);
+    expect(HARD_CODED_PLURAL.test('{count} сообщений ждут')).toBe(true);
+    expect(HARD_CODED_PLURAL.test('{count, plural, one {# сообщение} many {# сообщений}}')).toBe(false);
+  });
+
+  it('counts agree with their nouns in Russian and English', () => {
+    const ruT = createTranslator({ locale: 'ru', messages: ru });
+    const enT = createTranslator({ locale: 'en', messages: en });
+    const ruCards = [1, 2, 5, 21].map((count) => `${count} ${ruT('ops.catalog.projectCards', { count })}`);
+    expect(ruCards).toEqual(['1 карточка проекта', '2 карточки проектов', '5 карточек проектов', '21 карточка проекта']);
+    expect([1, 3].map((count) => `${count} ${enT('ops.overview.tiles.delisted.objects', { count })}`)).toEqual(['1 object card', '3 object cards']);
+    expect([1, 2, 5].map((n) => ruT('ops.catalog.batches', { n }))).toEqual(['≈ 1 пакет', '≈ 2 пакета', '≈ 5 пакетов']);
+    expect(ruT('ops.alerts.CONSUMER_LAG.title', { subject: 'g', count: 1, minutes: 6 })).toBe('g: 1 сообщение ждёт, отставание около 6 мин');
+    expect(enT('ops.alerts.CONSUMER_LAG.title', { subject: 'g', count: 2, minutes: 6 })).toBe('g: 2 messages waiting, about 6 min behind');
   });
 });

@@ -235,6 +235,22 @@ describe('free branch: confirm, extend, start sale', () => {
     await expectTrpcError(callerFor(t, pin).booking.cancel({ bookingId: booking.id, reason: 'too late' }), 'CONFLICT', 'CRM_BOOKING_INVALID_TRANSITION');
   });
 
+  it('a refused or stale command says over HTTP what the booking is now (data.currentStatus), so the UI can tell the user what happened', async () => {
+    const { booking } = await newBooking();
+    await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
+    // a second manager's dialog still shows version 1 (Reserved): stale → VERSION_CONFLICT, now Booked
+    const stale = await httpCall(t, manager, 'booking.confirm', { bookingId: booking.id, expectedVersion: 1 }, 'mutation');
+    expect(stale.status).toBe(409);
+    expect(stale.error).toMatchObject({ domainCode: 'CRM_BOOKING_VERSION_CONFLICT', currentStatus: 'Booked' });
+    // without a version: the transition itself is refused, with the status that refused it
+    const again = await httpCall(t, agent, 'booking.confirm', { bookingId: booking.id }, 'mutation');
+    expect(again.error).toMatchObject({ domainCode: 'CRM_BOOKING_INVALID_TRANSITION', currentStatus: 'Booked' });
+    // other errors carry no status
+    const missing = await httpCall(t, agent, 'booking.confirm', { bookingId: randomUUID() }, 'mutation');
+    expect(missing.error).toMatchObject({ domainCode: 'CRM_BOOKING_NOT_FOUND' });
+    expect((missing.error as Record<string, unknown>).currentStatus ?? null).toBeNull();
+  });
+
   it('startSale on a Reserved booking is refused and leaves the deal as it was', async () => {
     const { deal, booking } = await newBooking();
     await expectTrpcError(callerFor(t, manager).booking.startSale({ bookingId: booking.id }), 'CONFLICT', 'CRM_BOOKING_INVALID_TRANSITION');

@@ -165,6 +165,23 @@ describe('deals and programs', () => {
     expect((await c.deal.list({ search: dealWithTwo.id.slice(0, 8) })).items.map((d) => d.id)).toContain(dealWithTwo.id);
   });
 
+  it('deal.list searches the title (what the picker shows), literally and tenant-scoped; bookings name their deal', async () => {
+    const mine = await insertDeal(t, TENANT);
+    const foreign = await insertDeal(t, OTHER);
+    await t.database.sql`UPDATE crm.deals SET title = 'Сделка №4711 (Петров_100%)' WHERE id IN (${mine.id}, ${foreign.id})`;
+    await t.database.sql`UPDATE crm.deals SET title = 'Сделка №4712 (Петров 1000)' WHERE id = ${dealWithTwo.id}`;
+    const c = callerFor(t, viewer);
+    const found = async (search: string) => (await c.deal.list({ search })).items.map((d) => d.id).sort();
+    expect(await found('петров_100%')).toEqual([mine.id]); // case-insensitive; the other tenant's twin is not shown
+    expect(await found('№471')).toEqual([mine.id, dealWithTwo.id].sort());
+    expect(await found('Петров_1')).toEqual([mine.id]); // `_` is a character, not "any character" (else 4712 matched)
+    expect(await found('%')).toEqual([mine.id]);
+    expect(await found(mine.id.slice(0, 8))).toContain(mine.id); // an id prefix still works
+    await expectTrpcError(c.deal.list({ search: 'a\u0007b' }), 'BAD_REQUEST');
+    const listed = await c.booking.list({ dealId: dealWithTwo.id });
+    expect(listed.items.map((b) => b.dealTitle)).toEqual(['Сделка №4712 (Петров 1000)', 'Сделка №4712 (Петров 1000)']);
+  });
+
   it('booking.programs lists the tenant’s programs only', async () => {
     expect((await callerFor(t, viewer).booking.programs()).map((p) => p.id)).toEqual([program.id]);
     expect((await callerFor(t, pin).booking.programs()).length).toBe(2);

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Actor } from '../auth/actor';
 import { uuidArray, type DbOrTx } from '../platform/db';
@@ -13,7 +13,6 @@ const dateInput = z.union([z.date(), z.iso.datetime({ offset: true })]).transfor
 const page = z.number().int().min(1).max(100_000).default(1);
 const pageSize = z.number().int().min(1).max(100).default(25);
 /** a booking id / deal id, or the start of one (hex digits and dashes only, so it is safe in LIKE) */
-const idSearch = z.string().trim().min(1).max(36).regex(/^[0-9a-fA-F-]+$/, 'a booking or deal id (or its beginning)');
 /** what looks like an id (prefix) is searched as one; any search is also an object number */
 const ID_PREFIX = /^[0-9a-fA-F-]{1,36}$/;
 /** a booking id / deal id (or its beginning), or a property object's number ("101", "12A"); no control characters */
@@ -40,10 +39,13 @@ export const listBookingsInput = z.strictObject({
 });
 export type ListBookingsInput = z.input<typeof listBookingsInput>;
 
+/** a deal's id (or its beginning) or words of its title ("1003", "Сделка №10"); no control characters */
+const dealSearch = z.string().trim().min(1).max(80).regex(/^[^\p{C}]+$/u, 'a deal id (or its beginning) or words of its title');
+
 export const listDealsInput = z.strictObject({
   status: z.array(z.enum(DEAL_STATUSES)).min(1).max(DEAL_STATUSES.length).optional(),
   tenantId: z.uuid().optional(),
-  search: idSearch.optional(),
+  search: dealSearch.optional(),
   page,
   pageSize,
 });
@@ -74,6 +76,11 @@ const bookingSortColumns = {
   bookingExpiresAt: bookings.bookingExpiresAt,
   status: bookings.status,
 } as const;
+
+/** `%` and `_` in a user's search are literal characters, not LIKE wildcards */
+function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
 
 function idPrefix(column: typeof bookings.id | typeof bookings.dealId | typeof deals.id, search: string): SQL {
   const s = search.toLowerCase();
@@ -126,8 +133,10 @@ export async function listBookings(db: DbOrTx, actor: Actor, rawInput: ListBooki
   const order = input.direction === 'asc' ? sql`${column} ASC NULLS LAST` : sql`${column} DESC NULLS LAST`;
   const [items, [total]] = await Promise.all([
     db
-      .select()
+      // the deal's title with each row: lists name a deal the way the booking page does, not by a hex id
+      .select({ ...getTableColumns(bookings), dealTitle: deals.title })
       .from(bookings)
+      .leftJoin(deals, eq(deals.id, bookings.dealId))
       .where(where)
       .orderBy(order, input.direction === 'asc' ? asc(bookings.id) : desc(bookings.id))
       .limit(input.pageSize)
@@ -142,7 +151,11 @@ export async function listDeals(db: DbOrTx, actor: Actor, rawInput: z.input<type
   const conditions: (SQL | undefined)[] = [tenantFilter(actor, deals.tenantId)];
   if (input.status) conditions.push(inArray(deals.status, input.status));
   if (input.tenantId) conditions.push(eq(deals.tenantId, input.tenantId));
-  if (input.search) conditions.push(idPrefix(deals.id, input.search));
+  if (input.search) {
+    // the agent's deal picker searches by what people see (the title); an id prefix still works
+    const byTitle = sql`${deals.title} ILIKE ${`%${likeEscape(input.search)}%`} ESCAPE '\\'`;
+    conditions.push(ID_PREFIX.test(input.search) ? or(idPrefix(deals.id, input.search), byTitle) : byTitle);
+  }
   const where = and(...conditions);
   const [items, [total]] = await Promise.all([
     db

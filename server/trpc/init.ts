@@ -29,6 +29,9 @@ const t = initTRPC.context<Context>().create({
         fields,
         // the missed deadline of a booking the expiry worker closed (CRM_BOOKING_RESERVE_EXPIRED / _BOOKING_EXPIRED), ISO
         deadline: isAppError(cause) && typeof cause.details?.deadline === 'string' ? cause.details.deadline : undefined,
+        // a refused transition: the status the booking / deal / object is in now, so the UI can say what
+        // happened ("the booking is already Booked") instead of "impossible in the current status"
+        currentStatus: isAppError(cause) && typeof cause.details?.status === 'string' ? cause.details.status : undefined,
         stack: undefined,
       },
     };

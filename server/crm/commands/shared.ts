@@ -81,6 +81,8 @@ function checkExpectedVersion(booking: BookingRecord, expectedVersion: number | 
       bookingId: booking.id,
       expectedVersion,
       actualVersion: booking.version,
+      // what it is now: the UI says "now Booked" rather than "try again" (a retry may make no sense)
+      status: booking.status,
     });
   }
 }

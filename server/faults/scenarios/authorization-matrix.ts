@@ -161,6 +161,8 @@ const CASES: Case[] = [
   { path: 'ops.dashboard.resumeJob', allowed: OPS, input: () => ({ job: 'delisted-retention', reason: 'matrix' }) },
   { path: 'ops.dashboard.requeueDlq', allowed: OPS, input: () => ({ topic: 'x.dlq', partition: 0, offset: 0, reason: 'matrix' }) },
   { path: 'ops.dashboard.discardDlq', allowed: OPS, input: () => ({ topic: 'x.dlq', partition: 0, offset: 0, reason: 'matrix' }) },
+  { path: 'ops.dashboard.requeueDlqMany', allowed: OPS, input: () => ({ refs: [{ topic: 'x.dlq', partition: 0, offset: 0 }], reason: 'matrix' }) },
+  { path: 'ops.dashboard.discardDlqMany', allowed: OPS, input: () => ({ refs: [{ topic: 'x.dlq', partition: 0, offset: 0 }], reason: 'matrix' }) },
   {
     path: 'ops.dashboard.repairReconciliation', allowed: OPS,
     setup: async (t, tenantId) => ({ objectId: (await insertTenantWorld(t.database.db, tenantId)).objectIds.reserved }),

@@ -29,7 +29,7 @@ const TYPED_CODES = new Set([
   'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNPROCESSABLE_CONTENT', 'TOO_MANY_REQUESTS',
 ]);
 /** the ops dashboard's actions are for ops only (every other role gets FORBIDDEN before the input is read) */
-const OPS_ONLY = /^ops\.dashboard\.(releaseHold|runJobNow|pauseJob|resumeJob|requeueDlq|discardDlq|repairReconciliation|repairDivergence)$/;
+const OPS_ONLY = /^ops\.dashboard\.(releaseHold|runJobNow|pauseJob|resumeJob|requeueDlq|discardDlq|requeueDlqMany|discardDlqMany|repairReconciliation|repairDivergence)$/;
 /** tables whose rows a rejected call may legitimately write: a failed sign-in is recorded (rate limits) */
 const WRITES_ON_REJECT: Record<string, string[]> = { 'auth.signIn': ['auth.login_attempts'] };
 

@@ -4,7 +4,7 @@ import type { KafkaMessage } from 'kafkajs';
 import type { Actor } from '../../auth/actor';
 import type { Db, DbOrTx } from '../../platform/db';
 import type { Env } from '../../platform/env';
-import { AppError } from '../../platform/errors';
+import { AppError, isAppError } from '../../platform/errors';
 import { createIdempotentProducer } from '../../platform/kafka/client';
 import { dlqTopic, withPrefix } from '../../platform/kafka/topics';
 import type { Logger } from '../../platform/logger';
@@ -302,6 +302,27 @@ async function lockUndecided(tx: DbOrTx, ref: DlqRef, scope: TenantScope) {
   return row;
 }
 
+/** How a requeue sends the copy: one idempotent producer per call, or one shared by a batch (sends in turn, never concurrently). */
+type SendCopy = (message: { topic: string; key: string | null; value: string | null; headers: Record<string, string> }) => Promise<void>;
+
+async function withProducer<T>(env: Env, logger: Logger | undefined, work: (send: SendCopy) => Promise<T>): Promise<T> {
+  // connected at the first send: a batch whose records were all decided meanwhile never touches the broker
+  let producer: ReturnType<typeof createIdempotentProducer> | null = null;
+  try {
+    return await work(async (m) => {
+      if (!producer) {
+        producer = createIdempotentProducer(opsKafka(env, logger));
+        await producer.connect();
+      }
+      await producer.send({ topic: m.topic, acks: -1, messages: [{ key: m.key, value: m.value, headers: m.headers }] });
+    });
+  } finally {
+    await (producer as ReturnType<typeof createIdempotentProducer> | null)?.disconnect().catch(() => {});
+  }
+}
+
+type DecisionInput = DlqRef & { actor: Actor; reason: string; scope: TenantScope; now?: Date };
+
 /**
  * Requeue: produce the original key/value/headers to the original topic and record the decision.
  * The consumer's inbox remembers a rejected messageId (result 'rejected'), which would make the
@@ -309,12 +330,11 @@ async function lockUndecided(tx: DbOrTx, ref: DlqRef, scope: TenantScope) {
  * message is really tried again. The produce happens inside the transaction: if it fails, nothing
  * is recorded; if the commit fails after it, the copy is a duplicate the inbox will drop.
  */
-export async function requeueDlqMessage(
-  db: Db,
-  env: Env,
-  input: DlqRef & { actor: Actor; reason: string; scope: TenantScope; now?: Date },
-  logger?: Logger,
-): Promise<{ originalTopic: string; messageId: string | null }> {
+export async function requeueDlqMessage(db: Db, env: Env, input: DecisionInput, logger?: Logger): Promise<{ originalTopic: string; messageId: string | null }> {
+  return withProducer(env, logger, (send) => requeueWith(db, send, input));
+}
+
+async function requeueWith(db: Db, send: SendCopy, input: DecisionInput): Promise<{ originalTopic: string; messageId: string | null }> {
   const now = input.now ?? new Date();
   return db.transaction(async (tx) => {
     const row = await lockUndecided(tx, input, input.scope);
@@ -324,47 +344,69 @@ export async function requeueDlqMessage(
       await tx.execute(sql`DELETE FROM ${sql.raw(`${group.inbox}.inbox`)}
         WHERE consumer = ${row.consumerGroup} AND message_id = ${row.messageId} AND result = 'rejected'`);
     }
-    if (row.errorCode === 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH' && row.messageId) {
-      await tx.execute(sql`UPDATE chessboard.hold_mismatches SET resolved_at = ${now.toISOString()}::timestamptz WHERE message_id = ${row.messageId} AND resolved_at IS NULL`);
-    }
-    await tx.update(dlqMessages)
-      .set({ decision: 'requeued', decidedAt: now, decidedBy: input.actor.userId, decisionReason: input.reason })
-      .where(and(eq(dlqMessages.topic, row.topic), eq(dlqMessages.partition, row.partition), eq(dlqMessages.offset, row.offset)));
-    await tx.insert(auditLog).values({
-      at: now, actorId: input.actor.userId, action: 'ops.dlq.requeue', targetType: 'DlqMessage', targetId: `${row.topic}/${row.partition}/${row.offset}`,
-      reason: input.reason, details: { originalTopic: row.originalTopic, messageId: row.messageId, errorCode: row.errorCode, key: row.key },
-    });
-    const producer = createIdempotentProducer(opsKafka(env, logger));
-    await producer.connect();
-    try {
-      await producer.send({
-        topic: row.originalTopic,
-        acks: -1,
-        messages: [{ key: row.key, value: row.value, headers: { ...row.headers, 'ops.requeued-from': `${row.topic}/${row.partition}/${row.offset}` } }],
-      });
-    } finally {
-      await producer.disconnect().catch(() => {});
-    }
+    await recordDecision(tx, row, 'requeued', input, now);
+    await send({ topic: row.originalTopic, key: row.key, value: row.value, headers: { ...row.headers, 'ops.requeued-from': `${row.topic}/${row.partition}/${row.offset}` } });
     return { originalTopic: row.originalTopic, messageId: row.messageId };
   });
 }
 
+/** The decision on a locked, undecided record: hidden from the list, an INV-CHS-003 record resolved, audited. */
+async function recordDecision(tx: DbOrTx, row: typeof dlqMessages.$inferSelect, decision: 'requeued' | 'discarded', input: DecisionInput, now: Date): Promise<void> {
+  if (row.errorCode === 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH' && row.messageId) {
+    await tx.execute(sql`UPDATE chessboard.hold_mismatches SET resolved_at = ${now.toISOString()}::timestamptz WHERE message_id = ${row.messageId} AND resolved_at IS NULL`);
+  }
+  await tx.update(dlqMessages)
+    .set({ decision, decidedAt: now, decidedBy: input.actor.userId, decisionReason: input.reason })
+    .where(and(eq(dlqMessages.topic, row.topic), eq(dlqMessages.partition, row.partition), eq(dlqMessages.offset, row.offset)));
+  await tx.insert(auditLog).values({
+    at: now, actorId: input.actor.userId, action: decision === 'requeued' ? 'ops.dlq.requeue' : 'ops.dlq.discard', targetType: 'DlqMessage',
+    targetId: `${row.topic}/${row.partition}/${row.offset}`,
+    reason: input.reason, details: { originalTopic: row.originalTopic, messageId: row.messageId, errorCode: row.errorCode, key: row.key },
+  });
+}
+
 /** Discard: the message will not be retried; the decision and the reason are recorded. */
-export async function discardDlqMessage(db: Db, input: DlqRef & { actor: Actor; reason: string; scope: TenantScope; now?: Date }): Promise<void> {
+export async function discardDlqMessage(db: Db, input: DecisionInput): Promise<void> {
   const now = input.now ?? new Date();
   await db.transaction(async (tx) => {
     const row = await lockUndecided(tx, input, input.scope);
-    if (row.errorCode === 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH' && row.messageId) {
-      await tx.execute(sql`UPDATE chessboard.hold_mismatches SET resolved_at = ${now.toISOString()}::timestamptz WHERE message_id = ${row.messageId} AND resolved_at IS NULL`);
-    }
-    await tx.update(dlqMessages)
-      .set({ decision: 'discarded', decidedAt: now, decidedBy: input.actor.userId, decisionReason: input.reason })
-      .where(and(eq(dlqMessages.topic, row.topic), eq(dlqMessages.partition, row.partition), eq(dlqMessages.offset, row.offset)));
-    await tx.insert(auditLog).values({
-      at: now, actorId: input.actor.userId, action: 'ops.dlq.discard', targetType: 'DlqMessage', targetId: `${row.topic}/${row.partition}/${row.offset}`,
-      reason: input.reason, details: { originalTopic: row.originalTopic, messageId: row.messageId, errorCode: row.errorCode, key: row.key },
-    });
+    await recordDecision(tx, row, 'discarded', input, now);
   });
+}
+
+/** One record's outcome in a bulk decision: done, or the domain code that refused it (others go on). */
+export interface DlqBulkOutcome extends DlqRef {
+  ok: boolean;
+  code: string | null;
+}
+
+type BulkInput = { refs: DlqRef[]; actor: Actor; reason: string; scope: TenantScope; now?: Date };
+
+/**
+ * Bulk decisions (Hangfire-style: select many, requeue or discard them with one reason). Each record is
+ * its own transaction, in the order given, so one that was decided meanwhile or belongs to another
+ * tenant is reported and skipped without undoing the others; requeues share one producer.
+ */
+export async function requeueDlqMessages(db: Db, env: Env, input: BulkInput, logger?: Logger): Promise<DlqBulkOutcome[]> {
+  return withProducer(env, logger, (send) => eachRef(input, (ref) => requeueWith(db, send, { ...input, ...ref })));
+}
+
+export async function discardDlqMessages(db: Db, input: BulkInput): Promise<DlqBulkOutcome[]> {
+  return eachRef(input, (ref) => discardDlqMessage(db, { ...input, ...ref }));
+}
+
+async function eachRef(input: BulkInput, decide: (ref: DlqRef) => Promise<unknown>): Promise<DlqBulkOutcome[]> {
+  const outcomes: DlqBulkOutcome[] = [];
+  for (const ref of input.refs) {
+    try {
+      await decide(ref);
+      outcomes.push({ ...ref, ok: true, code: null });
+    } catch (e) {
+      if (!isAppError(e)) throw e; // infrastructure failure: stop; the ones done stay done
+      outcomes.push({ ...ref, ok: false, code: e.code });
+    }
+  }
+  return outcomes;
 }
 
 /** The DLQ topic of a consumer group in this environment. */

@@ -228,6 +228,45 @@ describe('DLQ', () => {
   });
 });
 
+describe('DLQ bulk decisions', () => {
+  it('requeue many: each selected record is produced once to its topic and decided; one decided meanwhile is reported, the rest go on', async () => {
+    const w = await insertWorld(t.database, 'A');
+    const foreign = await insertWorld(t.database, 'B');
+    const original = topic(TOPICS.bookingCancelled);
+    const recs = [0, 1, 2].map(() => dlqRecord({ code: 'CONTRACT_VIOLATION', tenantId: w.tenantId, originalTopic: original }));
+    const theirs = dlqRecord({ code: 'CONTRACT_VIOLATION', tenantId: foreign.tenantId, originalTopic: original });
+    await producer.send({ topic: topic(`${CHESSBOARD_GROUP}.dlq`), messages: [...recs, theirs].map((r) => r.message) });
+    const ops = actorOf('ops');
+    const all = (await opsCaller(t, ops).dlqMessages()).rows;
+    const refOf = (messageId: string) => {
+      const r = all.find((x) => x.messageId === messageId)!;
+      return { topic: r.topic, partition: r.partition, offset: r.offset };
+    };
+    // the second one is discarded by someone else before the bulk runs
+    await opsCaller(t, ops).discardDlq({ ...refOf(recs[1]!.messageId), reason: 'obsolete' });
+    const before = await admin.fetchTopicOffsets(original);
+
+    const refs = [...recs, theirs].map((r) => refOf(r.messageId));
+    // only ops decide (as for one record); a developer manager is refused and nothing is decided
+    expect((await errorOf(opsCaller(t, actorOf('developer_manager', w.tenantId)).requeueDlqMany({ refs, reason: 'retry' }))).code).toBe('FORBIDDEN');
+    const result = await opsCaller(t, ops).requeueDlqMany({ refs: refs.slice(0, 3), reason: 'consumer fixed, retry all' });
+    expect(result.map((o) => [o.ok, o.code])).toEqual([[true, null], [false, 'OPS_DLQ_MESSAGE_ALREADY_DECIDED'], [true, null]]);
+    const after = await admin.fetchTopicOffsets(original);
+    const produced = after.reduce((n, p) => n + Number(p.high) - Number(before.find((b) => b.partition === p.partition)!.high), 0);
+    expect(produced).toBe(2);
+    const decided = (await opsCaller(t, ops).dlqMessages({ includeDecided: true })).rows.filter((r) => recs.some((x) => x.messageId === r.messageId));
+    expect(decided.map((r) => r.decision).sort()).toEqual(['discarded', 'requeued', 'requeued']);
+    expect(await auditRows(t.database, 'ops.dlq.requeue')).toHaveLength(2);
+
+    // discard many; bad input is a typed error and decides nothing
+    expect((await errorOf(opsCaller(t, ops).discardDlqMany({ refs: [], reason: 'x' }))).code).toBe('BAD_REQUEST');
+    expect((await errorOf(opsCaller(t, ops).discardDlqMany({ refs: [refOf(theirs.messageId)], reason: ' ' }))).code).toBe('BAD_REQUEST');
+    const discarded = await opsCaller(t, ops).discardDlqMany({ refs: [refOf(theirs.messageId), { ...refOf(theirs.messageId), offset: 999_999 }], reason: 'payload obsolete' });
+    expect(discarded.map((o) => [o.ok, o.code])).toEqual([[true, null], [false, 'OPS_DLQ_MESSAGE_NOT_FOUND']]);
+    expect((await opsCaller(t, ops).dlqMessages()).rows.map((r) => r.messageId)).not.toContain(theirs.messageId);
+  });
+});
+
 describe('toDlqRow', () => {
   it('keeps an unparseable message (no envelope) with its error code', () => {
     const row = toDlqRow('g', 'p.g.dlq', 0, { key: null, value: Buffer.from('{not json'), offset: '7', headers: { 'dlq.error.code': Buffer.from('CONTRACT_INVALID_JSON') } });

@@ -6,7 +6,7 @@ import { roleProcedure, router } from '../../trpc/init';
 import { cancelBookingInRepair, CRM_BOOKING_CHOICES, reholdBooking } from '../booking-repairs';
 import { republishBookingEvent, releaseForReconciliation, runReconciliation, setReconciliationGauge } from '../reconciliation';
 import { releaseStuckHold, runJobNow, setJobPaused } from './commands';
-import { discardDlqMessage, getDlqSizes, listDlqMessages, requeueDlqMessage, syncDlqThrottled } from './dlq';
+import { discardDlqMessage, discardDlqMessages, getDlqSizes, listDlqMessages, requeueDlqMessage, requeueDlqMessages, syncDlqThrottled } from './dlq';
 import { listJobs } from './jobs';
 import { consumerGroups, consumerLag } from './kafka-admin';
 import { readTrends } from './metric-samples';
@@ -28,6 +28,8 @@ const reason = z.string().trim().min(1).max(500);
 const optionalReason = z.string().trim().max(500).optional();
 const HOUR = 3600_000;
 const dlqRef = { topic: z.string().min(1).max(300), partition: z.number().int().min(0), offset: z.number().int().min(0) };
+// a selection of records; the same record twice is one decision (refused the second time)
+const dlqRefs = z.array(z.object(dlqRef)).min(1).max(100);
 
 export const opsDashboardRouter = router({
   overview: readProcedure.query(({ ctx }) =>
@@ -173,6 +175,15 @@ export const opsDashboardRouter = router({
   discardDlq: actProcedure
     .input(z.object({ ...dlqRef, reason }))
     .mutation(({ ctx, input }) => discardDlqMessage(ctx.database.db, { ...input, actor: ctx.actor, scope: tenantScope(ctx.actor) })),
+
+  // bulk decisions: up to 100 records, one reason; each record is decided (or refused) on its own
+  requeueDlqMany: actProcedure
+    .input(z.object({ refs: dlqRefs, reason }))
+    .mutation(({ ctx, input }) => requeueDlqMessages(ctx.database.db, ctx.env, { ...input, actor: ctx.actor, scope: tenantScope(ctx.actor) }, ctx.logger)),
+
+  discardDlqMany: actProcedure
+    .input(z.object({ refs: dlqRefs, reason }))
+    .mutation(({ ctx, input }) => discardDlqMessages(ctx.database.db, { ...input, actor: ctx.actor, scope: tenantScope(ctx.actor) })),
 
   repairReconciliation: actProcedure
     .input(z.discriminatedUnion('action', [

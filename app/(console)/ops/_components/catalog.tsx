@@ -55,8 +55,8 @@ export function CatalogPage() {
             <section className="ops-tile" data-testid="catalog-next-run">
               <h3>{t('nextRunTitle')}</h3>
               <div className="ops-figures">
-                <div className="ops-figure ops-figure-emphasis"><span className="ops-figure-value" data-testid="next-run-objects">{f.integer(d.candidates.propertyObjects.count)}</span><span className="ops-figure-label">{t('objectCards')}</span></div>
-                <div className="ops-figure"><span className="ops-figure-value">{f.integer(d.candidates.projects.count)}</span><span className="ops-figure-label">{t('projectCards')}</span></div>
+                <div className="ops-figure ops-figure-emphasis"><span className="ops-figure-value" data-testid="next-run-objects">{f.integer(d.candidates.propertyObjects.count)}</span><span className="ops-figure-label">{t('objectCards', { count: d.candidates.propertyObjects.count })}</span></div>
+                <div className="ops-figure"><span className="ops-figure-value">{f.integer(d.candidates.projects.count)}</span><span className="ops-figure-label">{t('projectCards', { count: d.candidates.projects.count })}</span></div>
               </div>
               <p className="small">{t('oldest')} <Time value={d.candidates.propertyObjects.oldestUpdatedAt ?? d.candidates.projects.oldestUpdatedAt} /></p>
               <p className="small muted">

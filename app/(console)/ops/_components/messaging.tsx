@@ -130,12 +130,35 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
   const { canAct } = useOpsAccess();
   const [showDecided, setShowDecided] = useState(false);
   const [acting, setActing] = useState<{ row: DlqRow; action: 'requeue' | 'discard' } | null>(null);
+  // bulk: the selected undecided records (by topic/partition/offset), decided with one reason
+  const [selected, setSelected] = useState<Set<string>>(() => new Set());
+  const [bulk, setBulk] = useState<'requeue' | 'discard' | null>(null);
+  const [bulkResult, setBulkResult] = useState<{ action: 'requeue' | 'discard'; ok: number; refused: Record<string, number> } | null>(null);
   const list = useQuery(trpc.ops.dashboard.dlqMessages.queryOptions({ includeDecided: showDecided }, LIVE));
   const done = () => { setActing(null); void invalidate(); };
   const requeue = useMutation(trpc.ops.dashboard.requeueDlq.mutationOptions({ onSuccess: done }));
   const discard = useMutation(trpc.ops.dashboard.discardDlq.mutationOptions({ onSuccess: done }));
+  const bulkDone = (action: 'requeue' | 'discard') => (outcomes: { ok: boolean; code: string | null }[]) => {
+    const refused: Record<string, number> = {};
+    for (const o of outcomes) if (!o.ok && o.code) refused[o.code] = (refused[o.code] ?? 0) + 1;
+    setBulkResult({ action, ok: outcomes.filter((o) => o.ok).length, refused });
+    setBulk(null);
+    setSelected(new Set());
+    void invalidate();
+  };
+  const requeueMany = useMutation(trpc.ops.dashboard.requeueDlqMany.mutationOptions({ onSuccess: bulkDone('requeue') }));
+  const discardMany = useMutation(trpc.ops.dashboard.discardDlqMany.mutationOptions({ onSuccess: bulkDone('discard') }));
   const ref = (r: DlqRow) => ({ topic: r.topic, partition: r.partition, offset: r.offset });
+  const keyOf = (r: DlqRow) => `${r.topic}/${r.partition}/${r.offset}`;
   const mutation = acting?.action === 'requeue' ? requeue : discard;
+  const bulkMutation = bulk === 'requeue' ? requeueMany : discardMany;
+  const selectable = (list.data?.rows ?? []).filter((r) => !r.decision);
+  const chosen = selectable.filter((r) => selected.has(keyOf(r)));
+  const toggle = (r: DlqRow) => setSelected((prev) => {
+    const next = new Set(prev);
+    if (next.has(keyOf(r))) next.delete(keyOf(r)); else next.add(keyOf(r));
+    return next;
+  });
   return (
     <section id="dlq" className="ops-section" aria-labelledby="dlq-title">
       <div className="ops-head">
@@ -144,6 +167,19 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
         <label className="field-inline small"><input type="checkbox" checked={showDecided} onChange={(e) => setShowDecided(e.target.checked)} /> {t('showDecided')}</label>
       </div>
       <p className="small muted">{t('dlqIntro')}</p>
+      {canAct && selectable.length > 0 ? (
+        <div className="actions-inline bulk-bar" role="group" aria-label={t('bulkLabel')} data-testid="dlq-bulk">
+          <span className="small" aria-live="polite">{t('selectedCount', { count: chosen.length })}</span>
+          <button type="button" className="btn btn-small btn-primary" data-action="requeue-selected" disabled={chosen.length === 0 || chosen.some((r) => !r.originalTopic)} onClick={() => { requeueMany.reset(); setBulkResult(null); setBulk('requeue'); }}>{t('requeueSelected')}</button>
+          <button type="button" className="btn btn-small btn-danger-outline" data-action="discard-selected" disabled={chosen.length === 0} onClick={() => { discardMany.reset(); setBulkResult(null); setBulk('discard'); }}>{t('discardSelected')}</button>
+        </div>
+      ) : null}
+      {bulkResult ? (
+        <p className={`notice ${Object.keys(bulkResult.refused).length ? 'notice-warning' : 'notice-success'} small`} role="status" data-testid="dlq-bulk-result">
+          {t(bulkResult.action === 'requeue' ? 'bulkRequeued' : 'bulkDiscarded', { count: bulkResult.ok })}
+          {Object.entries(bulkResult.refused).map(([code, n]) => ` · ${t('bulkRefused', { count: n, reason: t.has(`refusal.${code}`) ? t(`refusal.${code}`) : code })}`).join('')}
+        </p>
+      ) : null}
       <ErrorNotice error={list.error} />
       {list.data?.syncError ? <p className="notice notice-warning small">{t('dlqSyncError', { error: list.data.syncError })}</p> : null}
       <div className="table-wrap" tabIndex={0}>
@@ -151,6 +187,17 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
           <caption className="sr-only">{t('dlqTitle')}</caption>
           <thead>
             <tr>
+              {canAct ? (
+                <th scope="col" className="select-col">
+                  <input
+                    type="checkbox"
+                    aria-label={t('selectAll')}
+                    checked={selectable.length > 0 && chosen.length === selectable.length}
+                    disabled={selectable.length === 0}
+                    onChange={(e) => setSelected(e.target.checked ? new Set(selectable.map(keyOf)) : new Set())}
+                  />
+                </th>
+              ) : null}
               <th scope="col">{t('seen')}</th>
               <th scope="col">{t('group')}</th>
               <th scope="col">{t('errorCode')}</th>
@@ -163,6 +210,11 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
           <tbody>
             {list.data?.rows.map((r) => (
               <tr key={`${r.topic}-${r.partition}-${r.offset}`} data-dlq-offset={r.offset}>
+                {canAct ? (
+                  <td className="select-col">
+                    {r.decision ? null : <input type="checkbox" aria-label={t('selectOne', { group: r.consumerGroup, offset: r.offset })} checked={selected.has(keyOf(r))} onChange={() => toggle(r)} />}
+                  </td>
+                ) : null}
                 <td className="small">
                   <div>{t('first')} <Time value={r.firstSeenAt} seconds /></div>
                   <div>{t('last')} <Time value={r.lastSeenAt} seconds /></div>
@@ -223,6 +275,22 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
           else discard.mutate(input);
         }}
         onClose={() => setActing(null)}
+      />
+      <ConfirmDialog
+        open={bulk !== null}
+        title={bulk === 'requeue' ? t('requeueSelectedTitle', { count: chosen.length }) : t('discardSelectedTitle', { count: chosen.length })}
+        message={bulk === 'requeue' ? t('requeueSelectedMessage') : t('discardMessage')}
+        confirmLabel={bulk === 'requeue' ? t('requeueSelected') : t('discardSelected')}
+        danger={bulk === 'discard'}
+        fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
+        pending={bulkMutation.isPending}
+        error={bulkMutation.error}
+        onConfirm={(v) => {
+          const input = { refs: chosen.slice(0, 100).map(ref), reason: v.reason.trim() };
+          if (bulk === 'requeue') requeueMany.mutate(input);
+          else discardMany.mutate(input);
+        }}
+        onClose={() => setBulk(null)}
       />
     </section>
   );

@@ -181,8 +181,8 @@ export function OverviewPage() {
             <Tile title={tt('delisted.title')} href="/ops/catalog" alerts={alertsOf('delisted')} testId="tile-delisted">
               <div className="ops-figures">
                 <Figure value={o.delisted.propertyObjects.pastCutoff + o.delisted.projects.pastCutoff} label={tt('delisted.pastCutoff')} testId="delisted-past-cutoff" emphasis />
-                <Figure value={o.delisted.propertyObjects.all} label={tt('delisted.objects')} testId="delisted-objects" />
-                <Figure value={o.delisted.projects.all} label={tt('delisted.projects')} testId="delisted-projects" />
+                <Figure value={o.delisted.propertyObjects.all} label={tt('delisted.objects', { count: o.delisted.propertyObjects.all })} testId="delisted-objects" />
+                <Figure value={o.delisted.projects.all} label={tt('delisted.projects', { count: o.delisted.projects.all })} testId="delisted-projects" />
               </div>
               <Sparkline points={trend('delisted.all')} label={`${tt('delisted.title')} — ${t('trend24h')}`} />
               <p className="small muted">{tt('delisted.hint')}</p>

@@ -1,0 +1,63 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import { useTranslations } from 'next-intl';
+import { useDeferredValue, useId, useState } from 'react';
+import { ErrorNotice } from './error-notice';
+import { useFormat } from './format';
+import { useTRPC } from './trpc';
+
+/**
+ * The deal a new booking is for (#19 point 7): an agent has dozens of open deals, so the list is
+ * searchable (title or id, answered by the server: `deal.list` search) and every option says which deal
+ * it is the way the booking page does — title, status, agent, last change — never a bare id.
+ */
+export function DealPicker({ tenantId, value, onChange, enabled }: { tenantId: string; value: string; onChange: (deal: { id: string; title: string } | null) => void; enabled: boolean }) {
+  const t = useTranslations('drawer');
+  const tb = useTranslations('booking');
+  const f = useFormat();
+  const trpc = useTRPC();
+  const id = useId();
+  const [search, setSearch] = useState('');
+  const typed = useDeferredValue(search.trim());
+  const deals = useQuery(trpc.deal.list.queryOptions(
+    { status: ['Application', 'Booking'], tenantId, pageSize: 100, ...(typed ? { search: typed.slice(0, 80) } : {}) },
+    { enabled, placeholderData: (previous) => previous },
+  ));
+  const agentIds = [...new Set((deals.data?.items ?? []).map((d) => d.agentId).filter((a): a is string => !!a))];
+  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: agentIds }, { enabled: enabled && agentIds.length > 0, staleTime: 300_000 }));
+  const items = deals.data?.items ?? [];
+  // the chosen deal stays an option while a search narrows the list, so the form never loses it
+  const chosenMissing = value && !items.some((d) => d.id === value);
+  return (
+    <div className="field deal-picker">
+      <label htmlFor={`${id}-search`}>{t('deal')}</label>
+      <input
+        id={`${id}-search`}
+        type="search"
+        className="deal-search"
+        placeholder={t('dealSearch')}
+        aria-describedby={`${id}-count`}
+        value={search}
+        maxLength={80}
+        onChange={(e) => setSearch(e.target.value)}
+      />
+      <select name="dealId" aria-label={t('deal')} value={value} onChange={(e) => {
+        const deal = items.find((d) => d.id === e.target.value);
+        if (deal) onChange({ id: deal.id, title: deal.title });
+        else if (!e.target.value) onChange(null);
+      }} required>
+        <option value="">{deals.isPending ? t('loading') : t('pickDeal')}</option>
+        {chosenMissing ? <option value={value}>{t('dealChosen')}</option> : null}
+        {items.map((d) => (
+          <option key={d.id} value={d.id}>
+            {[d.title, tb(`dealStatus.${d.status}`), d.agentId ? names.data?.[d.agentId] : null, f.dateTime(new Date(d.updatedAt))].filter(Boolean).join(' · ')}
+          </option>
+        ))}
+      </select>
+      <span id={`${id}-count`} className="muted small" aria-live="polite">
+        {deals.isFetching ? t('loading') : t('dealsFound', { count: deals.data?.total ?? 0 })}
+      </span>
+      <ErrorNotice error={deals.error} />
+    </div>
+  );
+}

@@ -42,4 +42,24 @@ test('a developer manager confirms the payment of a paid booking: the cell turns
   await expect(confirmed.locator('[data-kind=crm_published][data-state=done]')).toBeVisible({ timeout: 20_000 });
   await expect(confirmed.locator('[data-kind=chessboard_applied][data-state=done]')).toBeVisible({ timeout: 20_000 });
   await snap(page, testInfo, 'booking-timeline');
+
+  // Temporal-style niceties: times relative to the command, a compact view, the JSON to the clipboard;
+  // the choice is kept for the next booking page
+  const timeline = page.getByTestId('saga-timeline');
+  await timeline.getByTestId('saga-relative').click();
+  await expect(timeline.getByTestId('saga-relative')).toHaveAttribute('aria-pressed', 'true');
+  await expect(confirmed.locator('[data-kind=chessboard_applied] time[data-relative]')).toHaveText(/^T\+/);
+  await timeline.getByTestId('saga-compact').click();
+  await expect(timeline.locator('.hops')).toHaveCount(0);
+  await expect(timeline.locator('.strip').first()).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId('saga-compact')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('saga-timeline').locator('.hops')).toHaveCount(0);
+  await page.getByTestId('saga-compact').click();
+  await expect(page.getByTestId('saga-timeline').locator('.hops').first()).toBeVisible();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.getByTestId('copy-json').click();
+  await expect(page.getByTestId('copy-json')).toHaveText('Скопировано');
+  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText())) as { steps: { command: { action: string } | null }[] };
+  expect(copied.steps.map((s) => s.command?.action)).toContain('confirmPayment');
 });

@@ -1,6 +1,7 @@
 'use client';
 import type { UseQueryResult } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
+import { createContext, useContext, useMemo, useState, useSyncExternalStore } from 'react';
 import { useNow } from './clock';
 import { ErrorNotice } from './error-notice';
 import { useFormat } from './format';
@@ -29,6 +30,76 @@ function download(name: string, data: unknown) {
 }
 
 /**
+ * How the timeline is shown (Temporal-style): detailed (every hop with its row) or compact (the strips
+ * only); times absolute (the clock) or relative (+offset from the step's command). Kept per browser.
+ */
+interface ViewPrefs { compact: boolean; relative: boolean }
+const PREFS_KEY = 'pin.saga-timeline.view';
+const ViewContext = createContext<ViewPrefs>({ compact: false, relative: false });
+
+// the saved preference, read through useSyncExternalStore (no effect that sets state after the first render);
+// kept in memory too, so the toggles work where localStorage does not (private mode)
+const prefListeners = new Set<() => void>();
+let prefsInMemory = '';
+function subscribePrefs(listener: () => void) {
+  prefListeners.add(listener);
+  window.addEventListener('storage', listener);
+  return () => {
+    prefListeners.delete(listener);
+    window.removeEventListener('storage', listener);
+  };
+}
+function readPrefs(): string {
+  try {
+    return localStorage.getItem(PREFS_KEY) ?? prefsInMemory;
+  } catch {
+    return prefsInMemory;
+  }
+}
+
+function useViewPrefs(): [ViewPrefs, (p: ViewPrefs) => void] {
+  const raw = useSyncExternalStore(subscribePrefs, readPrefs, () => '');
+  const prefs = useMemo<ViewPrefs>(() => {
+    try {
+      const saved = JSON.parse(raw || 'null') as Partial<ViewPrefs> | null;
+      return { compact: !!saved?.compact, relative: !!saved?.relative };
+    } catch {
+      return { compact: false, relative: false };
+    }
+  }, [raw]);
+  const save = (p: ViewPrefs) => {
+    prefsInMemory = JSON.stringify(p);
+    try { localStorage.setItem(PREFS_KEY, prefsInMemory); } catch { /* private mode: memory only */ }
+    prefListeners.forEach((l) => l());
+  };
+  return [prefs, save];
+}
+
+/** Copies text to the clipboard and says so for two seconds. */
+function CopyButton({ text, label, testId }: { text: () => string; label: string; testId?: string }) {
+  const t = useTranslations('saga');
+  const [copied, setCopied] = useState<boolean | null>(null);
+  return (
+    <button
+      type="button"
+      className="btn btn-small"
+      data-testid={testId}
+      onClick={() => {
+        navigator.clipboard.writeText(text()).then(() => setCopied(true), () => setCopied(false));
+        setTimeout(() => setCopied(null), 2000);
+      }}
+    >
+      {copied === true ? t('copied') : copied === false ? t('copyFailed') : label}
+    </button>
+  );
+}
+
+/** A hop's latency: "+12 ms"; a negative one (the two clocks are transaction starts) is "≈ 0", explained on hover. */
+function latencyText(ms: number, f: ReturnType<typeof useFormat>, units: Parameters<ReturnType<typeof useFormat>['duration']>[1]): string {
+  return ms < 0 ? `≈ 0 ${units.ms}` : `+${f.duration(ms, units)}`;
+}
+
+/**
  * The saga of one booking as a time strip per message chain (command → outbox → Kafka → chessboard →
  * status-changed → Kafka → catalog): each hop's width is its latency from the previous one, failures
  * in a strong colour, pending hops hatched. Raw rows per hop; the whole history exports as JSON.
@@ -36,8 +107,10 @@ function download(name: string, data: unknown) {
 export function SagaTimelineView({ bookingId, query }: { bookingId: string; query: UseQueryResult<Timeline, unknown> }) {
   const t = useTranslations('saga');
   const data = query.data;
+  const [prefs, setPrefs] = useViewPrefs();
   return (
-    <div className="saga" data-testid="saga-timeline">
+    <ViewContext.Provider value={prefs}>
+    <div className={`saga${prefs.compact ? ' saga-compact' : ''}`} data-testid="saga-timeline">
       <div className="saga-head">
         <h2>{t('title')}</h2>
         {data ? (
@@ -57,6 +130,15 @@ export function SagaTimelineView({ bookingId, query }: { bookingId: string; quer
         >
           {t('export')}
         </button>
+        <CopyButton text={() => JSON.stringify(data ?? null, null, 2)} label={t('copyJson')} testId="copy-json" />
+        <span className="saga-view" role="group" aria-label={t('viewLabel')}>
+          <button type="button" className="btn btn-small" aria-pressed={prefs.compact} data-testid="saga-compact" onClick={() => setPrefs({ ...prefs, compact: !prefs.compact })}>
+            {t('compact')}
+          </button>
+          <button type="button" className="btn btn-small" aria-pressed={prefs.relative} data-testid="saga-relative" onClick={() => setPrefs({ ...prefs, relative: !prefs.relative })}>
+            {t('relativeTimes')}
+          </button>
+        </span>
       </div>
       <ErrorNotice error={query.error} />
       {query.isPending ? <p className="muted">{t('loading')}</p> : null}
@@ -66,6 +148,7 @@ export function SagaTimelineView({ bookingId, query }: { bookingId: string; quer
         {data?.steps.map((step) => <StepView key={step.key} step={step} eventsOnRecord={data.eventsOnRecord} />)}
       </ol>
     </div>
+    </ViewContext.Provider>
   );
 }
 
@@ -74,6 +157,7 @@ function StepView({ step, eventsOnRecord }: { step: Step; eventsOnRecord: boolea
   const tb = useTranslations('booking');
   const c = step.command;
   const statusName = (s: string | null) => (s ? (tb.has(`status.${s}`) ? tb(`status.${s}`) : s) : '∅');
+  const { compact } = useContext(ViewContext);
   return (
     <li className="saga-step" data-step={step.key}>
       <div className="step-head">
@@ -85,7 +169,7 @@ function StepView({ step, eventsOnRecord }: { step: Step; eventsOnRecord: boolea
               {c.actorType === 'system' ? t('system', { id: c.actorId }) : c.actorName ?? c.actorId} · <Time value={c.at} seconds /> · v{c.bookingVersion}
             </span>
             {c.reason ? <div className="small muted">{c.reason}</div> : null}
-            <RawJson value={c.raw} />
+            {compact ? null : <RawJson value={c.raw} />}
           </>
         ) : step.key.startsWith('release:') ? (
           <strong className="hop-failed-text">{t('safetyNet')}</strong>
@@ -105,6 +189,7 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
   const t = useTranslations('saga');
   const f = useFormat();
   const now = useNow();
+  const { compact, relative } = useContext(ViewContext);
   const units = { ms: t('units.ms'), s: t('units.s'), min: t('units.min'), h: t('units.h'), d: t('units.d') };
   const first = startAt ?? chain.hops.find((h) => h.at)?.at ?? null;
   const pending = chain.hops.some((h) => h.state === 'pending');
@@ -135,25 +220,31 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
             key={hop.key}
             className={`strip-seg hop-${hop.state}`}
             style={{ flexGrow: share }}
-            title={`${t(`hop.${hop.kind}`)} · ${t(`state.${hop.state}`)}${hop.latencyMs !== null ? ` · ${hop.latencyMs >= 0 ? '+' : ''}${f.duration(hop.latencyMs, units)}` : ''}`}
+            title={`${t(`hop.${hop.kind}`)} · ${t(`state.${hop.state}`)}${hop.latencyMs !== null ? ` · ${latencyText(hop.latencyMs, f, units)}` : ''}`}
           />
         ))}
       </div>
+      {compact ? null : (
       <ol className="hops">
         {chain.hops.map((hop) => (
           <li key={hop.key} className={`hop hop-row-${hop.state}`} data-kind={hop.kind} data-state={hop.state}>
             <span className={`hop-state hop-${hop.state}`} aria-hidden="true">{STATE_GLYPH[hop.state]}</span>
             <span className="hop-name">{t(`hop.${hop.kind}`)}</span>
             <span className="hop-state-text small">{t(`state.${hop.state}`)}</span>
-            <span className="hop-time small">{hop.at ? <Time value={hop.at} precise /> : '—'}</span>
+            <span className="hop-time small">
+              {!hop.at ? '—' : relative && first ? (
+                <time dateTime={hop.at.toISOString()} title={f.dateTimeSeconds(hop.at)} data-relative="">{`T+${f.duration(Math.max(0, hop.at.getTime() - first.getTime()), units)}`}</time>
+              ) : <Time value={hop.at} precise />}
+            </span>
             <span className="hop-latency small mono" title={hop.latencyMs !== null && hop.latencyMs < 0 ? t('negativeLatency') : undefined}>
-              {hop.latencyMs !== null ? `${hop.latencyMs >= 0 ? '+' : ''}${f.duration(hop.latencyMs, units)}` : ''}
+              {hop.latencyMs !== null ? latencyText(hop.latencyMs, f, units) : ''}
             </span>
             <span className="hop-detail small muted">{hop.detail ?? ''}</span>
             {hop.raw ? <RawJson value={hop.raw} /> : null}
           </li>
         ))}
       </ol>
+      )}
     </div>
   );
 }

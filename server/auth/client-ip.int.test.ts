@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import superjson from 'superjson';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loginAttempts } from '../ops/schema';
-import { createTestContext, resetRouteServices, routeHandlersOn, type TestContext } from '../testing/harness';
+import { resetRouteServices, testContextForRouteHandlers } from '../testing/harness';
 import { markPeerAddressStamped, PEER_ADDRESS_HEADER } from './client-ip';
 import { SIGN_IN_LIMITS } from './sign-in';
 
@@ -13,17 +13,7 @@ import { SIGN_IN_LIMITS } from './sign-in';
  * address is the socket's, written by our web server; X-Forwarded-For is not read, so a client that
  * invents a new one per attempt is still counted as itself.
  */
-let t: TestContext;
-let restore: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  restore = routeHandlersOn(t);
-});
-afterAll(async () => {
-  await restore?.();
-  await t?.close();
-});
+const t = testContextForRouteHandlers();
 afterEach(async () => {
   markPeerAddressStamped(false);
   delete process.env.TRUSTED_PROXY_HOPS;

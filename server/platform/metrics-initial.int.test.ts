@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../chessboard/chessboard.fixtures';
-import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { createTestContext, testContextForRouteHandlers, type TestContext } from '../testing/harness';
 import { knownCounterLabels, labelCombinations, registry } from './metrics';
 // every metric module, as the web loads them: the known label values of all counters
 import './metric-modules';
@@ -58,17 +58,8 @@ function labelledCountersWithoutKnownValues(): string[] {
 }
 
 describe('web /api/metrics, freshly started', () => {
-  let t: TestContext;
-  let restore: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    t = await createTestContext();
-    restore = routeHandlersOn(t);
-  });
-  afterAll(async () => {
-    await restore?.();
-    await t?.close();
-  });
+  // the route handlers run against this file's own database and topics
+  testContextForRouteHandlers();
 
   it('every known label combination of every counter is a series at 0, and promtool check metrics is clean', async () => {
     const { webMetricsResponse } = await import('@/server/platform/web-metrics');

@@ -1,5 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, resetRouteServices, routeHandlersOn, type TestContext } from '../testing/harness';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resetRouteServices, testContextForRouteHandlers } from '../testing/harness';
 import { METRICS_PORT_HEADER, setMetricsPortSecret } from './web-metrics';
 
 /**
@@ -7,16 +7,8 @@ import { METRICS_PORT_HEADER, setMetricsPortSecret } from './web-metrics';
  * server's metrics port (WEB_METRICS_PORT) reaches it with a secret of its process, and a configured
  * WEB_METRICS_TOKEN opens it to that bearer token only.
  */
-let t: TestContext;
-let restore: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  t = await createTestContext();
-  restore = routeHandlersOn(t);
-});
-afterAll(async () => {
-  await restore?.();
-  await t?.close();
-});
+// the route handlers run against this file's own database and topics
+testContextForRouteHandlers();
 afterEach(async () => {
   setMetricsPortSecret(undefined);
   delete process.env.WEB_METRICS_TOKEN;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createTopics, dropDatabase, withDatabase } from '../../scripts/infra';
 import { createDatabase, type Database } from '../platform/db';
 import { parseEnv, resetEnvCache, type Env } from '../platform/env';
@@ -88,4 +88,23 @@ export function routeHandlersOn(t: TestContext): () => Promise<void> {
     process.env = saved;
     resetEnvCache();
   };
+}
+
+/**
+ * The set-up of a test file (or describe block) that calls the web's route handlers in process: a test
+ * context, the handlers pointed at it before the tests, both undone after. The returned object is filled
+ * in `beforeAll`, so use it inside tests and hooks only.
+ */
+export function testContextForRouteHandlers(opts: Parameters<typeof createTestContext>[0] = {}): TestContext {
+  const t = {} as TestContext;
+  let restore: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    Object.assign(t, await createTestContext(opts));
+    restore = routeHandlersOn(t);
+  });
+  afterAll(async () => {
+    await restore?.();
+    await t.close?.();
+  });
+  return t;
 }

@@ -1,19 +1,10 @@
 import superjson from 'superjson';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { insertTenant, insertUser, TEST_PASSWORD } from '../auth/test-fixtures';
-import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { testContextForRouteHandlers } from '../testing/harness';
 
 /** Every answer of the API carries `Cache-Control: no-store` (answers hold user and tenant data). */
-let t: TestContext;
-let restore: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  t = await createTestContext();
-  restore = routeHandlersOn(t);
-});
-afterAll(async () => {
-  await restore?.();
-  await t?.close();
-});
+const t = testContextForRouteHandlers();
 
 const origin = { host: 'localhost', origin: 'http://localhost' };
 

@@ -1,6 +1,6 @@
 import superjson from 'superjson';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, resetRouteServices, routeHandlersOn, type TestContext } from '../testing/harness';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resetRouteServices, testContextForRouteHandlers } from '../testing/harness';
 
 /**
  * Limits of the API in front of tRPC (app/api/trpc/[trpc]/route.ts, through the real route handler):
@@ -8,17 +8,8 @@ import { createTestContext, resetRouteServices, routeHandlersOn, type TestContex
  * API_MAX_BATCH_CALLS (10) is a 400 before any call runs, a body that cannot be read as input gets a
  * fixed plain message, and a validation error lists field → message.
  */
-let t: TestContext;
-let restore: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  restore = routeHandlersOn(t);
-});
-afterAll(async () => {
-  await restore?.();
-  await t?.close();
-});
+// the route handlers run against this file's own database and topics
+testContextForRouteHandlers();
 
 afterEach(async () => {
   delete process.env.API_MAX_BODY_BYTES;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../chessboard/chessboard.fixtures';
 import { createTestContext, testContextForRouteHandlers, type TestContext } from '../testing/harness';
+import { parseExposition } from '../testing/prometheus';
 import { knownCounterLabels, labelCombinations, registry } from './metrics';
 // every metric module, as the web loads them: the known label values of all counters
 import './metric-modules';
@@ -17,18 +18,6 @@ import './metric-modules';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** `name{a="x",b="y"}` → value, for every sample line (label values here carry no escapes). */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) throw new Error(`unparsable exposition line: ${line}`);
-    const labels = [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g)].map((l) => `${l[1]}=${l[2]}`).sort();
-    out.set(`${m[1]}{${labels.join(',')}}`, Number(m[3]));
-  }
-  return out;
-}
 const seriesKey = (name: string, labels: Record<string, string>) =>
   `${name}{${Object.entries(labels).map(([k, v]) => `${k}=${v}`).sort().join(',')}}`;
 
@@ -67,7 +56,7 @@ describe('web /api/metrics, freshly started', () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(labelledCountersWithoutKnownValues()).toEqual([]);
-    const scraped = samples(text);
+    const scraped = parseExposition(text);
     // the web loads every metric module (metric-modules.ts): all of them, the worker's too
     expect(knownCounterLabels.size).toBeGreaterThanOrEqual(15);
     for (const name of ['chessboard_property_object_hold_expiration_items_total', 'crm_booking_expiration_items_total', 'chessboard_crm_hold_mismatch_total']) {
@@ -77,7 +66,8 @@ describe('web /api/metrics, freshly started', () => {
     for (const [name, known] of knownCounterLabels) {
       for (const labels of labelCombinations(known)) {
         const key = seriesKey(name, labels);
-        if (scraped.get(key) !== 0) missing.push(`${key} = ${scraped.get(key)}`);
+        const value = scraped.series(name, labels);
+        if (value !== 0) missing.push(`${key} = ${value}`);
       }
     }
     expect(missing).toEqual([]);
@@ -141,7 +131,7 @@ describe('worker /metrics, freshly started (server/worker.ts as a child process)
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);
     expect(res.status).toBe(200);
     const text = await res.text();
-    const scraped = samples(text);
+    const scraped = parseExposition(text);
     const served = new Set([...text.matchAll(/^# TYPE (\S+) counter$/gm)].map((m) => m[1]!));
     // the counters the specs' alerts watch, and the consumers' and jobs' ones, are the worker's
     for (const name of [
@@ -153,7 +143,7 @@ describe('worker /metrics, freshly started (server/worker.ts as a child process)
       if (!served.has(name)) continue; // a web-only counter (sign-in) is not in the worker's registry
       for (const labels of labelCombinations(known)) {
         const key = seriesKey(name, labels);
-        const value = scraped.get(key);
+        const value = scraped.series(name, labels);
         // the one cycle of outbox-relay at start (nothing to publish) may have counted itself
         const expected = 'job' in labels && labels.job === 'outbox-relay' ? value !== undefined : value === 0;
         if (!expected) wrong.push(`${key} = ${value}`);

@@ -9,6 +9,7 @@ import { eventually, insertObjects, insertProject, TENANT } from '../chessboard/
 import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
 import { CONSUMER_GROUPS } from './kafka/topics';
 import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
+import { parseExposition, type Scrape } from '../testing/prometheus';
 import { JOB_NAMES } from './jobs/types';
 import { projectedObjectOf } from '../testing/crm-projection';
 
@@ -20,41 +21,6 @@ import { projectedObjectOf } from '../testing/crm-projection';
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-interface Scrape {
-  names: Set<string>;
-  samples: Sample[];
-  /** the sum of the samples of `name` whose labels include `labels` (undefined: no such sample) */
-  value(name: string, labels?: Record<string, string>): number | undefined;
-}
-
-/** Prometheus text exposition → samples (label values without escapes are enough here). */
-function parseExposition(text: string): Scrape {
-  const names = new Set<string>();
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    const help = /^# HELP (\S+) /.exec(line);
-    if (help) names.add(help[1]!);
-    if (!line || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) throw new Error(`unparsable exposition line: ${line}`);
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]));
-    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
-  }
-  return {
-    names,
-    samples,
-    value(name, labels = {}) {
-      const hits = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-      return hits.length ? hits.reduce((a, s) => a + s.value, 0) : undefined;
-    },
-  };
-}
 
 /** The metric names the specs (and the issue: outbox lag, consumer lag, job liveness) require. */
 const SPEC_NAMES = [

@@ -1,5 +1,5 @@
-import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import faults from './vitest.faults.config';
 
 /**
  * `npm run test:faults -- --brokers 3`: the multi-broker fault scenarios (server/faults/**\/*.cluster.test.ts)
@@ -8,16 +8,8 @@ import { defineConfig } from 'vitest/config';
  * load do not fit next to the rest of the suite on 2 cores.
  */
 export default defineConfig({
-  resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
-  test: {
-    include: ['server/faults/**/*.cluster.test.ts'],
-    exclude: ['**/node_modules/**', '.data/**', 'e2e/**'],
-    globalSetup: ['./server/testing/global-setup.ts'],
-    pool: 'forks',
-    maxWorkers: 1,
-    fileParallelism: false,
-    testTimeout: 20 * 60_000,
-    hookTimeout: 5 * 60_000,
-    reporters: ['default'],
-  },
+  ...faults,
+  // everything else as the fault profile (one file at a time, long timeouts, the same global setup);
+  // not mergeConfig: it would append this include to the fault profile's instead of replacing it
+  test: { ...faults.test, include: ['server/faults/**/*.cluster.test.ts'] },
 });

@@ -93,6 +93,8 @@ async function insertBooking(tenantId: string, state: BookingState, createdBy: s
   const base = {
     id, tenantId, dealId, programId, propertyObjectId: randomUUID(), createdBy,
     reserveExpiresAt: new Date(now + 3600_000),
+    // a paid booking carries a requisite set reference (upload-contract needs one)
+    ...(paid ? { requisiteSetId: randomUUID(), requisiteSetVersion: 1 } : {}),
   };
   const byState = {
     'reserved-free': { status: 'Reserved', paymentStatus: 'NotRequired' },

@@ -69,6 +69,8 @@ async function insertBooking(t: TestContext, tenantId: string, state: BookingSta
   const row = {
     id, tenant_id: tenantId, deal_id: dealId, program_id: programId, property_object_id: randomUUID(), created_by: createdBy,
     reserve_expires_at: new Date(now + 3600_000).toISOString(), ...byState[state],
+    // a paid booking carries a requisite set reference (upload-contract needs one)
+    ...(paid ? { requisite_set_id: randomUUID(), requisite_set_version: 1 } : {}),
   };
   await t.database.sql`INSERT INTO crm.bookings ${t.database.sql(row as never)}`;
   return { bookingId: id, dealId, programId };

@@ -80,7 +80,7 @@ export const envSchema = z.object({
   // PROFILE_DATA_KEY: base64 of 32 bytes, the key new versions are written with, under PROFILE_DATA_KEY_ID;
   // PROFILE_DATA_OLD_KEYS: "id:base64,id:base64" — retired keys older versions may still be read with.
   // Unset outside production: a fixed dev/test key (so `npm start` and tests need no setup); production requires it.
-  PROFILE_DATA_KEY: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'base64 of 32 bytes').optional(),
+  PROFILE_DATA_KEY: z.string().regex(/^([A-Za-z0-9+/]{43}=)?$/, 'base64 of 32 bytes').default(''),
   PROFILE_DATA_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, '1-32 letters, digits, _ -').default('k1'),
   PROFILE_DATA_OLD_KEYS: z
     .string()

@@ -162,9 +162,19 @@ export function RequisitesPicker({ tenantId, value, onChange }: {
             <button type="button" className="btn" onClick={() => { setAdding(false); create.reset(); }}>{t('cancel')}</button>
           </div>
           <ErrorNotice error={create.error} />
+          <InvalidFields error={create.error} />
         </div>
       ) : null}
       <ErrorNotice error={sets.error} />
     </fieldset>
   );
+}
+
+/** Which fields the server refused (its field errors name the path, e.g. `fields.inn`), in the user's words. */
+function InvalidFields({ error }: { error: unknown }) {
+  const t = useTranslations('requisites');
+  const fields = (error as { data?: { fields?: Array<{ field: string }> } } | null)?.data?.fields ?? [];
+  const names = [...new Set(fields.map((f) => f.field.replace(/^fields\./, '')).filter((f): f is keyof RequisiteFields => (FIELDS as string[]).includes(f)))];
+  if (!names.length) return null;
+  return <p className="small" data-testid="requisites-invalid">{t('invalid')}: {names.map((n) => t(`fields.${n}`)).join(', ')}</p>;
 }

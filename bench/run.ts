@@ -12,7 +12,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { ensureInfra, redact } from '../scripts/infra/index';
+import { DATA_DIR, ensureInfra, redact } from '../scripts/infra/index';
+import { localProfileDataKey } from '../scripts/stack';
 import { KAFKA_VERSION } from '../scripts/infra/kafka';
 import { bookingCommandsCase } from './cases/booking-commands';
 import { chessboardGridCase } from './cases/chessboard-grid';
@@ -89,7 +90,7 @@ async function main(): Promise<number> {
     memory: new Map(),
     stack,
     workerEnv: (databaseUrl, topicPrefix, extra = {}) => ({
-      DATABASE_URL: databaseUrl, KAFKA_BROKERS: infra.kafkaBrokers, KAFKA_TOPIC_PREFIX: topicPrefix, NODE_ENV: 'production', LOG_LEVEL: 'info', ...extra,
+      DATABASE_URL: databaseUrl, KAFKA_BROKERS: infra.kafkaBrokers, KAFKA_TOPIC_PREFIX: topicPrefix, NODE_ENV: 'production', PROFILE_DATA_KEY: localProfileDataKey(DATA_DIR), LOG_LEVEL: 'info', ...extra,
     }),
   };
 

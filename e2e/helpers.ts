@@ -119,10 +119,34 @@ export async function paidBookingWithReceipt(baseURL: string, devManager: APIReq
   const object = await freeObjectOfTenantA(devManager);
   const deals = await trpcQuery<{ items: { id: string }[] }>(pin, 'deal.list', { status: ['Application', 'Booking'], tenantId: me.tenantId, pageSize: 10 });
   const programs = await trpcQuery<{ id: string; isPaid: boolean }[]>(pin, 'booking.programs', { tenantId: me.tenantId });
-  const created = await trpcMutation<BookingRow>(pin, 'booking.create', { dealId: deals.items[0].id, programId: programs.find((p) => p.isPaid)!.id, propertyObjectId: object.id });
+  // a paid booking carries the buyer's requisites (#23: needed before upload-contract)
+  const requisites = await trpcMutation<{ id: string; version: number }>(pin, 'profile.create', { tenantId: me.tenantId, fields: e2eRequisites() });
+  const created = await trpcMutation<BookingRow>(pin, 'booking.create', {
+    dealId: deals.items[0].id, programId: programs.find((p) => p.isPaid)!.id, propertyObjectId: object.id, requisites: { setId: requisites.id, version: requisites.version },
+  });
   await trpcMutation(pin, 'booking.uploadContract', { bookingId: created.id, document: 'e2e-contract.pdf' });
   const withReceipt = await trpcMutation<BookingRow>(pin, 'booking.uploadReceipt', { bookingId: created.id, document: 'e2e-receipt.pdf' });
   await waitForObjectStatus(devManager, object.id, 'Reserved');
   await pin.dispose();
   return withReceipt;
+}
+
+/** A valid requisite set (Russian formats, INN with check digits) unique to this call. */
+export function e2eRequisites() {
+  const d = Array.from({ length: 10 }, () => Math.floor(Math.random() * 10));
+  const check = (w: number[]) => (w.reduce((sum, x, i) => sum + x * d[i]!, 0) % 11) % 10;
+  d.push(check([7, 2, 4, 10, 3, 5, 9, 4, 6, 8]));
+  d.push(check([3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8]));
+  const n = (len: number) => Array.from({ length: len }, () => Math.floor(Math.random() * 10)).join('');
+  return {
+    fullName: `Петрова Мария ${['Игоревна', 'Олеговна', 'Сергеевна'][Math.floor(Math.random() * 3)]}`,
+    passportSeries: `4${n(3)}`,
+    passportNumber: `5${n(5)}`,
+    passportIssuedAt: '2016-04-12',
+    passportIssuedBy: 'ГУ МВД России по г. Москве',
+    registrationAddress: `г. Москва, ул. Тверская, д. ${1 + Math.floor(Math.random() * 30)}, кв. ${n(2)}`,
+    phone: `+79${n(9)}`,
+    email: `buyer-${n(6)}@example.ru`,
+    inn: d.join(''),
+  };
 }

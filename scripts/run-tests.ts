@@ -5,7 +5,7 @@ import { createTopics, dropDatabase, ensureDatabase, ensureInfra, REPO_ROOT, DAT
 import { freePort } from './infra/postgres';
 import { runMigrations } from '../server/platform/migrate';
 import { seed } from './seed';
-import { bin, buildWeb, run, startProcess, waitForHttp, type Proc } from './stack';
+import { bin, buildWeb, localProfileDataKey, run, startProcess, waitForHttp, type Proc } from './stack';
 
 /**
  * `npm test`: real PostgreSQL + real Kafka (started here unless configured), then
@@ -69,7 +69,7 @@ async function main(): Promise<number> {
       const port = await freePort();
       const env: NodeJS.ProcessEnv = {
         ...process.env, DATABASE_URL: dbUrl, KAFKA_BROKERS: infra.kafkaBrokers, KAFKA_TOPIC_PREFIX: prefix,
-        NODE_ENV: 'production', WORKER_METRICS_PORT: String(await freePort()), WEB_METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info',
+        NODE_ENV: 'production', PROFILE_DATA_KEY: localProfileDataKey(DATA_DIR), WORKER_METRICS_PORT: String(await freePort()), WEB_METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info',
         OUTBOX_RELAY_SCHEDULE: '* * * * * *',
       };
       await buildWeb(env, log, process.env.CI === 'true');

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './infra/index';
@@ -82,4 +83,20 @@ export async function waitForHttp(url: string, timeoutMs: number, log?: (l: stri
   }
   log?.(`last answer: ${last}`);
   throw new Error(`${url} did not become ready within ${timeoutMs / 1000}s (${last})`);
+}
+
+/**
+ * The profile data key of a local stack (npm start, the e2e run): the web and worker run with
+ * NODE_ENV=production, which requires PROFILE_DATA_KEY. Given in the environment it is used as is;
+ * otherwise one is generated once into `<dataRoot>/profile-data.key` (0600) and kept, so the requisite
+ * sets stored by an earlier start stay readable.
+ */
+export function localProfileDataKey(dataRoot: string): string {
+  if (process.env.PROFILE_DATA_KEY) return process.env.PROFILE_DATA_KEY;
+  const file = path.join(dataRoot, 'profile-data.key');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  fs.mkdirSync(dataRoot, { recursive: true });
+  const key = crypto.randomBytes(32).toString('base64');
+  fs.writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
 }

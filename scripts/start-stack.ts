@@ -1,9 +1,9 @@
-import { createTopics, ensureDatabase, ensureInfra, redact, takeOverSignals } from './infra/index';
+import { createTopics, DATA_DIR, ensureDatabase, ensureInfra, redact, takeOverSignals } from './infra/index';
 import { freePort } from './infra/postgres';
 import { envSchema } from '../server/platform/env';
 import { runMigrations } from '../server/platform/migrate';
 import { seed } from './seed';
-import { buildWeb, startProcess, waitForHttp, type Proc } from './stack';
+import { buildWeb, localProfileDataKey, startProcess, waitForHttp, type Proc } from './stack';
 
 /**
  * `npm start`: PostgreSQL and Kafka (started here unless DATABASE_URL / KAFKA_BROKERS are set),
@@ -41,6 +41,7 @@ async function main(): Promise<void> {
     KAFKA_BROKERS: infra.kafkaBrokers,
     KAFKA_TOPIC_PREFIX: prefix,
     NODE_ENV: 'production',
+    PROFILE_DATA_KEY: localProfileDataKey(process.env.PIN_DATA_DIR || DATA_DIR),
     WORKER_METRICS_PORT: process.env.WORKER_METRICS_PORT ?? String(await portOr(9464)),
     WEB_METRICS_PORT: process.env.WEB_METRICS_PORT ?? String(await portOr(9465)),
   };

@@ -9,6 +9,7 @@ import type { CrmPayload, CrmTopic } from './contracts/crm';
 import { createBookingExpirationJob } from './crm/booking-expiration.job';
 import { actor, bookingRow, callerFor, dealRow, insertDeal, insertProgram, outboxOf } from './crm/crm-test-fixtures';
 import { deals } from './crm/schema';
+import { seedRequisiteSet } from './profile/test-fixtures';
 import { runJobCycle } from './platform/jobs/run-log';
 import { CONSUMER_GROUPS, dlqTopic, TOPICS, withPrefix } from './platform/kafka/topics';
 import { writeOutbox } from './platform/outbox/write';
@@ -210,7 +211,10 @@ describe('1. full saga through Kafka', () => {
     await untilCardFollows(objectId);
 
     const byManager = callerFor(t, manager);
-    expect((await byManager.booking.uploadContract({ bookingId: booking.id, document: 'contract-0001.pdf' })).status).toBe('AwaitingPayment');
+    const requisites = await seedRequisiteSet(t, manager);
+    expect((await byManager.booking.uploadContract({
+      bookingId: booking.id, document: 'contract-0001.pdf', requisites: { setId: requisites.id, version: requisites.version },
+    })).status).toBe('AwaitingPayment');
     expect((await byManager.booking.uploadReceipt({ bookingId: booking.id, document: 'receipt-0001.pdf' })).paymentStatus).toBe('ReceiptUploaded');
     const paid = await byManager.booking.confirmPayment({ bookingId: booking.id });
     expect(paid).toMatchObject({ status: 'Booked', paymentStatus: 'Paid' });

@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import Link from 'next/link';
 import { BookingActions, BookingSummary, LapseWarning } from './booking-panel';
+import { BookingRequisites } from './requisites';
 import { ErrorNotice } from './error-notice';
 import { useLiveEvents } from './live';
 import { SagaTimelineView } from './saga-timeline';
@@ -69,6 +70,7 @@ export function BookingPage({ bookingId }: { bookingId: string }) {
             <LapseWarning booking={booking.data} />
             {divergence ? <DivergenceNotice divergence={divergence} /> : null}
             <BookingSummary booking={booking.data} showLink={false} />
+            <BookingRequisites booking={booking.data} />
             {/* no Confirm / Extend as if all were fine while crm and chessboard disagree */}
             {divergence ? null : <BookingActions booking={booking.data} />}
           </div>

@@ -8,6 +8,7 @@ import { CatalogActions, RoleNote } from './catalog-actions';
 import { ConfirmDialog } from './confirm-dialog';
 import { Countdown } from './countdown';
 import { ErrorNotice } from './error-notice';
+import { RequisitesPicker } from './requisites';
 import { useFormat } from './format';
 import { useCan } from './session';
 import { ACTIVE_BOOKING_STATUSES, STATUS_GLYPH } from './status';
@@ -229,6 +230,7 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
   const [dealId, setDealId] = useState('');
   const [dealTitle, setDealTitle] = useState('');
   const [programId, setProgramId] = useState('');
+  const [requisites, setRequisites] = useState<{ setId: string; version: number } | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [idempotencyKey, setIdempotencyKey] = useState(() => `ui:${crypto.randomUUID()}`);
   const enabled = can('booking.create');
@@ -267,6 +269,7 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
           ))}
         </select>
       </label>
+      <RequisitesPicker tenantId={object.tenantId} value={requisites} onChange={setRequisites} />
       <ErrorNotice error={programs.error} />
       <button type="submit" className="btn btn-primary" disabled={!dealId || !programId} data-action="create">
         {tb('actions.create')}
@@ -280,7 +283,7 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
         confirmLabel={tb('actions.create')}
         pending={create.isPending}
         error={create.error}
-        onConfirm={() => create.mutate({ dealId, programId, propertyObjectId: object.id, idempotencyKey })}
+        onConfirm={() => create.mutate({ dealId, programId, propertyObjectId: object.id, idempotencyKey, requisites: requisites ?? undefined })}
         onClose={() => setConfirming(false)}
       />
     </>

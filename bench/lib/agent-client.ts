@@ -1,4 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { DATA_DIR } from '../../scripts/infra/index';
+import { localProfileDataKey } from '../../scripts/stack';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +50,7 @@ export class Agent {
       // BENCH_CPU_PROF=<dir>: a V8 CPU profile of each job-runner child (open it in Chrome DevTools)
       execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
       stdio: ['ignore', out, out, 'ipc'],
-      env: { ...process.env, NODE_ENV: 'production' },
+      env: { ...process.env, NODE_ENV: 'production', PROFILE_DATA_KEY: localProfileDataKey(DATA_DIR) },
     });
     fs.closeSync(out);
     await new Promise<void>((resolve, reject) => {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type postgres from 'postgres';
-import { createTopics, REPO_ROOT } from '../../scripts/infra/index';
+import { createTopics, DATA_DIR, REPO_ROOT } from '../../scripts/infra/index';
 import { freePort } from '../../scripts/infra/postgres';
 import { seed } from '../../scripts/seed';
 import { idFor } from '../../scripts/seed-data';
-import { bin, startProcess, waitForHttp, type Proc } from '../../scripts/stack';
+import { bin, localProfileDataKey, startProcess, waitForHttp, type Proc } from '../../scripts/stack';
 import type { BenchDatabases } from './db';
 import { rawClient } from './db';
 import { saveBookingState } from './stack-state';
@@ -65,6 +65,7 @@ export class BenchStack {
       KAFKA_BROKERS: this.o.brokers,
       KAFKA_TOPIC_PREFIX: this.prefix,
       NODE_ENV: 'production',
+      PROFILE_DATA_KEY: localProfileDataKey(DATA_DIR),
       LOG_LEVEL: 'info',
       NEXT_TELEMETRY_DISABLED: '1',
     };

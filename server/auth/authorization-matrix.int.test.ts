@@ -7,6 +7,8 @@ import { appRouter, createCaller } from '../trpc/root';
 import { isAppError } from '../platform/errors';
 import { bookingPrograms, bookings, deals } from '../crm/schema';
 import { COMMAND_ROLES } from '../crm/permissions';
+import { PROFILE_ROLES } from '../profile/permissions';
+import { seedRequisiteSet, uniqueRequisites } from '../profile/test-fixtures';
 import type { Actor, Role } from './actor';
 import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from './test-fixtures';
 import { projectedObjectOf } from '../testing/crm-projection';
@@ -93,6 +95,8 @@ async function insertBooking(tenantId: string, state: BookingState, createdBy: s
   const base = {
     id, tenantId, dealId, programId, propertyObjectId: randomUUID(), createdBy,
     reserveExpiresAt: new Date(now + 3600_000),
+    // a paid booking carries a requisite set reference (upload-contract needs one)
+    ...(paid ? { requisiteSetId: randomUUID(), requisiteSetVersion: 1 } : {}),
   };
   const byState = {
     'reserved-free': { status: 'Reserved', paymentStatus: 'NotRequired' },
@@ -106,6 +110,13 @@ async function insertBooking(tenantId: string, state: BookingState, createdBy: s
 }
 
 const bookingSetup = (state: BookingState) => (tenantId: string, actor: Actor | null) => insertBooking(tenantId, state, actor?.userId ?? null);
+
+/** A requisite set of `tenantId` created by the caller (an agent sees the sets it created). */
+async function requisiteSetSetup(tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
+  const creator: Actor = { userId: actor?.userId ?? randomUUID(), role: 'pin_manager', tenantId: null };
+  const set = await seedRequisiteSet(t, creator, undefined, tenantId);
+  return { setId: set.id };
+}
 
 // ---- the cases -----------------------------------------------------------------------------------
 
@@ -232,6 +243,28 @@ const cases: Case[] = [
     setup: async (tenantId) => ({ dealId: await insertDeal(tenantId) }),
     call: (c, fx) => c.deal.byId({ dealId: fx.ids.dealId }),
   },
+  // profile (#23): requisite sets — personal data; viewer and ops never; an agent works with the sets it created
+  {
+    path: 'profile.create', roles: PROFILE_ROLES['profile.create'], global: true,
+    call: (c, fx) => c.profile.create({ tenantId: fx.tenantId, fields: uniqueRequisites() }),
+  },
+  {
+    path: 'profile.edit', roles: PROFILE_ROLES['profile.edit'], setup: requisiteSetSetup,
+    call: (c, fx) => c.profile.edit({ setId: fx.ids.setId, expectedVersion: 1, fields: uniqueRequisites() }),
+  },
+  {
+    path: 'profile.list', roles: PROFILE_ROLES['profile.list'], setup: requisiteSetSetup,
+    list: (r, fx) => (r as { id: string }[]).some((s) => s.id === fx.ids.setId),
+    call: (c, fx) => c.profile.list({ setId: fx.ids.setId }),
+  },
+  {
+    path: 'profile.reveal', roles: PROFILE_ROLES['profile.reveal'], setup: requisiteSetSetup,
+    call: (c, fx) => c.profile.reveal({ setId: fx.ids.setId }),
+  },
+  {
+    path: 'profile.erase', roles: PROFILE_ROLES['profile.erase'], setup: requisiteSetSetup,
+    call: (c, fx) => c.profile.erase({ setId: fx.ids.setId, reason: 'authorization matrix' }),
+  },
   // ops (the saga timeline of this issue)
   {
     path: 'ops.bookingTimeline', roles: null, setup: bookingSetup('booked'),
@@ -265,9 +298,9 @@ async function run(c: Case, role: Role | null, tenant: Tenant): Promise<Outcome>
 }
 
 describe('authorization matrix', () => {
-  it('covers every procedure of auth, chessboard, booking and deal', () => {
+  it('covers every procedure of auth, chessboard, booking, deal and profile', () => {
     const procedures = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures)
-      .filter((p) => /^(auth|chessboard|booking|deal)\./.test(p));
+      .filter((p) => /^(auth|chessboard|booking|deal|profile)\./.test(p));
     expect(cases.map((c) => c.path).filter((p) => !p.startsWith('ops.')).sort()).toEqual(procedures.sort());
   });
 

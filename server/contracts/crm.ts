@@ -14,6 +14,8 @@ const bookingBase = {
 export const bookingCreatedPayload = z.object({
   ...bookingBase,
   programId: z.uuid(),
+  /** the buyer's requisite set in profile (an id, never the data); absent in events written before it existed */
+  requisiteSetId: z.uuid().nullable().optional(),
   status: z.literal('Reserved'),
   reserveExpiresAt: timestamp,
   createdAt: timestamp,

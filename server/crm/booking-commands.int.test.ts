@@ -13,6 +13,7 @@ import {
   actor, bookingRow, callerFor, crmRowCounts, dealRow, expectTrpcError, httpCall, insertDeal, insertProgram, outboxOf, timelineOf,
 } from './crm-test-fixtures';
 import { registry } from '../platform/metrics';
+import { seedRequisiteSet } from '../profile/test-fixtures';
 
 /**
  * The Booking saga's commands through the tRPC caller on real PostgreSQL: transitions, the outbox in
@@ -48,10 +49,13 @@ const obj = (tenantId: string = TENANT) => projectedObjectOf(t.database, tenantI
 
 async function newBooking(opts: { program?: { id: string }; by?: ReturnType<typeof actor>; dealStatus?: 'Application' | 'Booking' } = {}) {
   const deal = await insertDeal(t, TENANT, opts.dealStatus ?? 'Application');
+  // a paid booking carries the buyer's requisites (needed before upload-contract)
+  const requisites = opts.program === paidProgram ? await seedRequisiteSet(t, manager).then((s) => ({ setId: s.id, version: s.version })) : undefined;
   const booking = await callerFor(t, opts.by ?? agent).booking.create({
     dealId: deal.id,
     propertyObjectId: await obj(),
     programId: (opts.program ?? freeProgram).id,
+    requisites,
   });
   return { deal, booking };
 }

@@ -13,6 +13,7 @@ import { commandContext } from './commands/shared';
 import { uploadContractCommand } from './commands/upload-contract';
 import { actor, bookingRow, callerFor, dealRow, httpCall, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from './crm-test-fixtures';
 import { projectedObjectOf } from '../testing/crm-projection';
+import { seedRequisiteSet } from '../profile/test-fixtures';
 
 /**
  * booking-expiration on real PostgreSQL (INV-BKG-5): phases, batching, SKIP LOCKED, idempotency by
@@ -70,8 +71,9 @@ describe('booking-expiration cycle', () => {
   it('INV-BKG-5: expires Reserved/AwaitingPayment past ReserveExpiresAt and Booked past BookingExpiresAt, with phase, deal projection, timeline, metrics and logs', async () => {
     const reserved = await bookingAt(t, free, T0); // reserve deadline T0+60m
     const awaiting = await bookingAt(t, paid, T0);
+    const requisites = await seedRequisiteSet(t, manager);
     await t.database.db.transaction((tx) =>
-      uploadContractCommand(tx, { bookingId: awaiting.id, document: 'files/c.pdf' }, commandContext(manager, randomUUID(), new Date(T0.getTime() + MIN))),
+      uploadContractCommand(tx, { bookingId: awaiting.id, document: 'files/c.pdf', requisites: { setId: requisites.id, version: 1 } }, commandContext(manager, randomUUID(), new Date(T0.getTime() + MIN))),
     );
     const booked = await bookingAt(t, free, new Date(T0.getTime() - 48 * HOUR)); // booked at T0-48h+1m → booking deadline T0+1m
     await t.database.db.transaction((tx) =>

@@ -33,6 +33,8 @@ function booking(status: BookingStatus, paymentStatus: PaymentStatus, extra: Par
     paymentStatus,
     contractDocument: null,
     receiptDocument: null,
+    requisiteSetId: '00000000-0000-4000-8000-0000000000c1',
+    requisiteSetVersion: 1,
     createdBy: '00000000-0000-4000-8000-0000000000a9',
     closedReason: null,
     closedAt: null,
@@ -233,6 +235,18 @@ describe('timers', () => {
     expect(contract.booking).toMatchObject({ status: 'AwaitingPayment', paymentStatus: 'ContractUploaded', contractDocument: 'doc://c' });
     const receipt = uploadReceipt(contract.booking, 'doc://r', at(2 * MIN));
     expect(receipt.booking).toMatchObject({ status: 'AwaitingPayment', paymentStatus: 'ReceiptUploaded', receiptDocument: 'doc://r', version: 5 });
+  });
+
+  it('a paid booking needs the buyer\'s requisites before the contract: given at create or with the contract', () => {
+    const bare = booking('Reserved', 'Pending', { requisiteSetId: null, requisiteSetVersion: null });
+    expect(() => uploadContract(bare, 'doc://c', at(MIN))).toThrow(expect.objectContaining({ code: 'CRM_BOOKING_REQUISITES_REQUIRED' }));
+    const withSet = uploadContract(bare, 'doc://c', at(MIN), { setId: '00000000-0000-4000-8000-0000000000c2', version: 3 });
+    expect(withSet.booking).toMatchObject({ status: 'AwaitingPayment', requisiteSetId: '00000000-0000-4000-8000-0000000000c2', requisiteSetVersion: 3 });
+    // a set given at create is kept
+    const kept = uploadContract(booking('Reserved', 'Pending'), 'doc://c', at(MIN));
+    expect(kept.booking).toMatchObject({ requisiteSetId: '00000000-0000-4000-8000-0000000000c1', requisiteSetVersion: 1 });
+    // the free program needs none
+    expect(confirmBooking(booking('Reserved', 'NotRequired', { requisiteSetId: null, requisiteSetVersion: null }), FREE, at(MIN)).booking.status).toBe('Booked');
   });
 
   it('cancel records the reason and the time; startSale closes the booking', () => {

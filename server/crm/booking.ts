@@ -125,8 +125,15 @@ export interface CreateBookingInput {
   deal: { id: string; tenantId: string; status: DealStatus };
   program: ProgramTerms;
   propertyObjectId: string;
+  /** the buyer's requisite set in profile (checked there), a reference only */
+  requisites?: RequisiteReference | null;
   createdBy: string | null;
   now: Date;
+}
+
+export interface RequisiteReference {
+  setId: string;
+  version: number;
 }
 
 /**
@@ -156,6 +163,8 @@ export function createBooking(input: CreateBookingInput): BookingTransition {
     paymentStatus: program.isPaid ? 'Pending' : 'NotRequired',
     contractDocument: null,
     receiptDocument: null,
+    requisiteSetId: input.requisites?.setId ?? null,
+    requisiteSetVersion: input.requisites?.version ?? null,
     createdBy: input.createdBy,
     closedReason: null,
     closedAt: null,
@@ -167,13 +176,21 @@ export function createBooking(input: CreateBookingInput): BookingTransition {
 }
 
 /** Reserved → AwaitingPayment: the developer uploaded the booking contract of a paid program (no event: internal). */
-export function uploadContract(booking: BookingRecord, document: string, now: Date): BookingTransition {
+export function uploadContract(booking: BookingRecord, document: string, now: Date, requisites?: RequisiteReference | null): BookingTransition {
   requireStatus(booking, 'uploadContract', ['Reserved']);
   if (booking.paymentStatus === 'NotRequired') {
     throw crmError('CRM_BOOKING_PROGRAM_NOT_PAID', 'The booking program is free: there is no contract to pay', { bookingId: booking.id });
   }
   requireReserveOpen(booking, now);
-  return next(booking, 'uploadContract', { status: 'AwaitingPayment', paymentStatus: 'ContractUploaded', contractDocument: document }, now);
+  // the contract is drawn up for the buyer's requisites: given at create or now, never after
+  const setId = requisites?.setId ?? booking.requisiteSetId;
+  const version = requisites?.version ?? booking.requisiteSetVersion;
+  if (!setId || !version) {
+    throw crmError('CRM_BOOKING_REQUISITES_REQUIRED', 'A paid booking needs the buyer\'s requisites before the contract', { bookingId: booking.id });
+  }
+  return next(booking, 'uploadContract', {
+    status: 'AwaitingPayment', paymentStatus: 'ContractUploaded', contractDocument: document, requisiteSetId: setId, requisiteSetVersion: version,
+  }, now);
 }
 
 /** AwaitingPayment → AwaitingPayment: the client's receipt is attached (PaymentStatus → ReceiptUploaded; a re-upload replaces it). */

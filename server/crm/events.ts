@@ -41,6 +41,8 @@ export const bookingCreatedEvent = (b: BookingRecord, meta: Meta) =>
   bookingEvent(TOPICS.bookingCreated, b, meta, {
     ...base(b),
     programId: b.programId,
+    // a reference only: personal data never leaves profile
+    requisiteSetId: b.requisiteSetId ?? null,
     status: 'Reserved',
     reserveExpiresAt: iso(b.reserveExpiresAt),
     createdAt: iso(b.createdAt),

@@ -63,6 +63,9 @@ export const bookings = crm.table(
     paymentStatus: text('payment_status', { enum: PAYMENT_STATUSES }).notNull(),
     contractDocument: text('contract_document'),
     receiptDocument: text('receipt_document'),
+    /** the buyer's requisite set (profile) and the version the booking was made with: a reference only */
+    requisiteSetId: uuid('requisite_set_id'),
+    requisiteSetVersion: integer('requisite_set_version'),
     createdBy: uuid('created_by'),
     closedReason: text('closed_reason'),
     closedAt: timestamp('closed_at', { withTimezone: true, precision: 3 }),
@@ -81,6 +84,7 @@ export const bookings = crm.table(
     ),
     // a Booked (or later Booked-derived) booking always has its booking timer
     check('ck_bookings_booked_timer', sql`${t.status} <> 'Booked' OR (${t.bookingExpiresAt} IS NOT NULL AND ${t.bookedAt} IS NOT NULL)`),
+    check('ck_bookings_requisite_set', sql`(${t.requisiteSetId} IS NULL) = (${t.requisiteSetVersion} IS NULL)`),
     // INV-BKG-001: one active booking process per property object
     uniqueIndex('ux_bookings_active_property_object')
       .on(t.propertyObjectId)

@@ -16,6 +16,14 @@ describe('env', () => {
     expect(env.WORKER_METRICS_PORT).toBe(9464);
     expect(env.KAFKA_TOPIC_PREFIX).toBe('');
   });
+  it('PROFILE_DATA_KEY: optional outside production (a dev key), required in production, 32 bytes of base64', () => {
+    expect(parseEnv(base).PROFILE_DATA_KEY).toBe('');
+    expect(() => parseEnv({ ...base, NODE_ENV: 'production' })).toThrow(/PROFILE_DATA_KEY is required in production/);
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(parseEnv({ ...base, NODE_ENV: 'production', PROFILE_DATA_KEY: key }).PROFILE_DATA_KEY).toBe(key);
+    expect(() => parseEnv({ ...base, PROFILE_DATA_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/PROFILE_DATA_KEY base64 of 32 bytes/);
+    expect(() => parseEnv({ ...base, PROFILE_DATA_OLD_KEYS: 'k0' })).toThrow(/PROFILE_DATA_OLD_KEYS/);
+  });
   it('names a missing variable', () => {
     expect(() => parseEnv({ KAFKA_BROKERS: '127.0.0.1:9092' })).toThrow(/DATABASE_URL is required/);
   });

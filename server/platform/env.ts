@@ -75,6 +75,17 @@ export const envSchema = z.object({
   // <endpoint>/v1/traces, `console` prints finished spans (debugging)
   OTEL_TRACES_EXPORTER: z.enum(['none', 'otlp', 'console']).default('none'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).default('http://localhost:4318'),
+
+  // profile: the key of the buyers' requisite sets at rest (AES-256-GCM, server/profile/crypto.ts).
+  // PROFILE_DATA_KEY: base64 of 32 bytes, the key new versions are written with, under PROFILE_DATA_KEY_ID;
+  // PROFILE_DATA_OLD_KEYS: "id:base64,id:base64" — retired keys older versions may still be read with.
+  // Unset outside production: a fixed dev/test key (so `npm start` and tests need no setup); production requires it.
+  PROFILE_DATA_KEY: z.string().regex(/^([A-Za-z0-9+/]{43}=)?$/, 'base64 of 32 bytes').default(''),
+  PROFILE_DATA_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, '1-32 letters, digits, _ -').default('k1'),
+  PROFILE_DATA_OLD_KEYS: z
+    .string()
+    .regex(/^([A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=)?(,[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=)*$/, 'comma-separated id:base64-of-32-bytes list')
+    .default(''),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -88,7 +99,12 @@ export class EnvError extends Error {
 
 /** Parses the environment; throws EnvError whose message is one line per bad variable. */
 export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
-  return parseEnvWith(envSchema, source);
+  const env = parseEnvWith(envSchema, source);
+  if (env.NODE_ENV === 'production' && !env.PROFILE_DATA_KEY) {
+    // the dev key is public (it is in the repository): personal data is never stored with it in production
+    throw new EnvError('invalid configuration: PROFILE_DATA_KEY is required in production (base64 of 32 bytes)');
+  }
+  return env;
 }
 
 /** `parseEnv` with another schema (e.g. a pick of `envSchema` for a command that needs only Kafka). */

@@ -3,9 +3,10 @@ import { bookingRouter, dealRouter } from '../crm/router';
 import { chessboardRouter } from '../chessboard/router';
 import { catalogRouter } from '../catalog/router';
 import { opsRouter } from '../ops/router';
+import { profileRouter } from '../profile/router';
 import { createCallerFactory, router } from './init';
 
-/** DESIGN.md: routers auth, booking, deal, chessboard, catalog, ops. */
+/** DESIGN.md: routers auth, booking, deal, chessboard, catalog, ops, profile. */
 export const appRouter = router({
   auth: authRouter,
   booking: bookingRouter,
@@ -13,6 +14,7 @@ export const appRouter = router({
   chessboard: chessboardRouter,
   catalog: catalogRouter,
   ops: opsRouter,
+  profile: profileRouter,
 });
 
 export type AppRouter = typeof appRouter;

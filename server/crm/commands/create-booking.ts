@@ -10,13 +10,15 @@ import { crmError } from '../errors';
 import { bookingCreatedEvent } from '../events';
 import { bookability } from '../property-object-view';
 import { bookings, crmPropertyObjects } from '../schema';
-import { idempotencyKeyInput, loadProgram, lockDeal, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { assertRequisitesUsable, idempotencyKeyInput, requisitesInput, loadProgram, lockDeal, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
 
 export const createBookingInput = z.strictObject({
   dealId: z.uuid(),
   // checked against crm's own view of the objects (crm.property_objects, DESIGN decision 8)
   propertyObjectId: z.uuid(),
   programId: z.uuid(),
+  /** the buyer's requisite set (profile): optional here; a paid booking needs it before upload-contract */
+  requisites: requisitesInput.optional(),
   idempotencyKey: idempotencyKeyInput.optional(),
 });
 export type CreateBookingInput = z.infer<typeof createBookingInput>;
@@ -59,11 +61,13 @@ export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ct
     const deal = await lockDeal(tx, ctx, input.dealId);
     const program = await loadProgram(tx, input.programId, deal.tenantId);
     await assertBookable(tx, input.propertyObjectId, deal.tenantId);
+    if (input.requisites) await assertRequisitesUsable(tx, deal.tenantId, input.requisites);
     const transition = createBooking({
       id: randomUUID(),
       deal,
       program,
       propertyObjectId: input.propertyObjectId,
+      requisites: input.requisites ?? null,
       createdBy: ctx.actor.userId,
       now: ctx.now,
     });

@@ -4,6 +4,7 @@ import superjson from 'superjson';
 import { z } from 'zod';
 import type { Actor } from '../../auth/actor';
 import type { DbOrTx, Tx } from '../../platform/db';
+import { checkRequisiteReference } from '../../profile/module-api';
 import { authorize, crmTenantScope, type CrmCommandName } from '../permissions';
 import { crmError } from '../errors';
 import { bookingPrograms, bookings, bookingTimeline, deals, idempotencyKeys } from '../schema';
@@ -52,6 +53,26 @@ export const bookingCommandInput = {
   expectedVersion: expectedVersionInput.optional(),
   idempotencyKey: idempotencyKeyInput.optional(),
 };
+
+/** The buyer's requisite set of a booking (profile): both or neither. */
+export const requisitesInput = z.strictObject({
+  setId: z.uuid(),
+  version: z.number().int().positive().max(1_000_000),
+});
+
+/**
+ * The set must exist in the booking's tenant with its fields (asked of profile's module API, which takes
+ * the set FOR SHARE until this transaction ends: an erasure cannot slip in). Ids only in the error.
+ */
+export async function assertRequisitesUsable(tx: Tx, tenantId: string, requisites: z.infer<typeof requisitesInput>): Promise<void> {
+  const verdict = await checkRequisiteReference(tx, { tenantId, setId: requisites.setId, version: requisites.version });
+  if (verdict === 'not-found') {
+    throw crmError('CRM_BOOKING_REQUISITE_SET_NOT_FOUND', 'No such requisite set (or version) in this tenant', { requisiteSetId: requisites.setId, version: requisites.version });
+  }
+  if (verdict === 'erased') {
+    throw crmError('CRM_BOOKING_REQUISITE_SET_ERASED', 'This requisite set was erased', { requisiteSetId: requisites.setId });
+  }
+}
 
 // ---- tenant filter -------------------------------------------------------------------------------
 
@@ -159,6 +180,8 @@ export async function saveBooking(tx: Tx, transition: BookingTransition): Promis
       bookedAt: b.bookedAt,
       contractDocument: b.contractDocument,
       receiptDocument: b.receiptDocument,
+      requisiteSetId: b.requisiteSetId,
+      requisiteSetVersion: b.requisiteSetVersion,
       closedReason: b.closedReason,
       closedAt: b.closedAt,
       version: b.version,

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { uploadContract, type BookingRecord } from '../booking';
-import { bookingCommandInput, documentInput, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { assertRequisitesUsable, bookingCommandInput, requisitesInput, documentInput, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
 
 export const uploadContractInput = z.strictObject({
   ...bookingCommandInput,
   /** a reference to the stored contract document (file id / URL), not the file itself */
   document: documentInput,
+  /** the buyer's requisite set, if the booking was created without one (a paid booking needs it now) */
+  requisites: requisitesInput.optional(),
 });
 export type UploadContractInput = z.infer<typeof uploadContractInput>;
 
@@ -14,7 +16,8 @@ export type UploadContractInput = z.infer<typeof uploadContractInput>;
 export async function uploadContractCommand(tx: Tx, input: UploadContractInput, ctx: CommandContext): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.uploadContract', input, async () => {
     const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
-    const transition = uploadContract(booking, input.document, ctx.now);
+    if (input.requisites) await assertRequisitesUsable(tx, booking.tenantId, input.requisites);
+    const transition = uploadContract(booking, input.document, ctx.now, input.requisites);
     await saveBooking(tx, transition);
     await writeTimeline(tx, ctx, transition, []);
     return transition.booking;

@@ -5,6 +5,8 @@ import { expect } from 'vitest';
 import type { Actor, Role } from '../../auth/actor';
 import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from '../../auth/test-fixtures';
 import { COMMAND_ROLES } from '../../crm/permissions';
+import { PROFILE_ROLES } from '../../profile/permissions';
+import { seedRequisiteSet, uniqueRequisites } from '../../profile/test-fixtures';
 import { projectedObjectOf } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
 import { createContextFor } from '../../trpc/context';
@@ -39,6 +41,11 @@ interface Case {
 }
 
 const CROSS_TENANT = new Set<Role>(['pin_manager', 'ops']);
+
+async function requisiteSet(t: TestContext, tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
+  const creator: Actor = { userId: actor?.userId ?? randomUUID(), role: 'pin_manager', tenantId: null };
+  return { setId: (await seedRequisiteSet(t, creator, undefined, tenantId)).id };
+}
 const DASHBOARD_READ: Role[] = ['ops', 'pin_manager', 'viewer'];
 const OPS: Role[] = ['ops'];
 
@@ -69,6 +76,8 @@ async function insertBooking(t: TestContext, tenantId: string, state: BookingSta
   const row = {
     id, tenant_id: tenantId, deal_id: dealId, program_id: programId, property_object_id: randomUUID(), created_by: createdBy,
     reserve_expires_at: new Date(now + 3600_000).toISOString(), ...byState[state],
+    // a paid booking carries a requisite set reference (upload-contract needs one)
+    ...(paid ? { requisite_set_id: randomUUID(), requisite_set_version: 1 } : {}),
   };
   await t.database.sql`INSERT INTO crm.bookings ${t.database.sql(row as never)}`;
   return { bookingId: id, dealId, programId };
@@ -135,6 +144,12 @@ const CASES: Case[] = [
   { path: 'deal.cancel', allowed: COMMAND_ROLES['deal.cancel'], byId: true, setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId, 'Application') }), input: (fx) => ({ dealId: fx.ids.dealId, reason: 'matrix' }) },
   { path: 'deal.list', allowed: 'signed-in', setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId) }), input: (fx) => ({ search: fx.ids.dealId }) },
   { path: 'deal.byId', allowed: 'signed-in', byId: true, setup: async (t, tenantId) => ({ dealId: await insertDeal(t, tenantId) }), input: (fx) => ({ dealId: fx.ids.dealId }) },
+  // profile (#23): requisite sets, created by the caller (an agent sees the sets it created)
+  { path: 'profile.create', allowed: PROFILE_ROLES['profile.create'], input: (fx) => ({ tenantId: fx.tenantId, fields: uniqueRequisites() }) },
+  { path: 'profile.edit', allowed: PROFILE_ROLES['profile.edit'], byId: true, setup: requisiteSet, input: (fx) => ({ setId: fx.ids.setId, expectedVersion: 1, fields: uniqueRequisites() }) },
+  { path: 'profile.list', allowed: PROFILE_ROLES['profile.list'], setup: requisiteSet, input: (fx) => ({ setId: fx.ids.setId }) },
+  { path: 'profile.reveal', allowed: PROFILE_ROLES['profile.reveal'], byId: true, setup: requisiteSet, input: (fx) => ({ setId: fx.ids.setId }) },
+  { path: 'profile.erase', allowed: PROFILE_ROLES['profile.erase'], byId: true, setup: requisiteSet, input: (fx) => ({ setId: fx.ids.setId, reason: 'matrix' }) },
   // catalog (storefront reads are public by design)
   { path: 'catalog.cardById', allowed: 'public', input: (fx) => ({ id: fx.world.objectIds.free }) },
   { path: 'catalog.projectCardById', allowed: 'public', input: (fx) => ({ id: fx.world.projectId }) },

@@ -9,6 +9,7 @@ import { cancelDealCommand } from '../../crm/commands/cancel-deal';
 import { confirmBookingCommand } from '../../crm/commands/confirm-booking';
 import { confirmPaymentCommand } from '../../crm/commands/confirm-payment';
 import { createBookingCommand } from '../../crm/commands/create-booking';
+import { seedRequisiteSet } from '../../profile/test-fixtures';
 import { extendBookingCommand } from '../../crm/commands/extend-booking';
 import { commandContext } from '../../crm/commands/shared';
 import { startSaleCommand } from '../../crm/commands/start-sale';
@@ -128,6 +129,8 @@ export async function interleavingsScenario(t: TestContext, opts: { numRuns: num
   await sql`INSERT INTO chessboard.buildings (id, tenant_id, project_id, name, sections, floors) VALUES (${buildingId}, ${tenantId}, ${projectId}, 'B', 1, 5)`;
   await sql`INSERT INTO crm.booking_programs (id, tenant_id, name, is_paid, reserve_duration_minutes, booking_duration_hours)
             VALUES (${freeProgram}, ${tenantId}, 'Free', false, 60, 48), (${paidProgram}, ${tenantId}, 'Paid', true, 60, 48)`;
+  // a paid booking carries the buyer's requisites (needed before upload-contract)
+  const requisiteSet = await seedRequisiteSet(t, pin, undefined, tenantId);
   const kafka = createKafka(t.env);
   const stats: InterleavingStats = {
     runs: 0, steps: 0, commandsOk: 0, commandsRefused: 0, deliveries: {}, duplicatesDelivered: 0, bypassedInbox: 0, safetyNetReleases: 0, mismatches: 0, requeued: 0, details: {},
@@ -217,7 +220,7 @@ export async function interleavingsScenario(t: TestContext, opts: { numRuns: num
           const [sold] = await sql`SELECT 1 FROM crm.bookings WHERE property_object_id = ${objectIds[a.object]!} AND status = 'Completed'`;
           if (sold) break;
           await command(async (ctx) => {
-            const b = await db.transaction((tx) => createBookingCommand(tx, { dealId: dealIds[a.deal]!, propertyObjectId: objectIds[a.object]!, programId: a.paid ? paidProgram : freeProgram }, ctx));
+            const b = await db.transaction((tx) => createBookingCommand(tx, { dealId: dealIds[a.deal]!, propertyObjectId: objectIds[a.object]!, programId: a.paid ? paidProgram : freeProgram, requisites: a.paid ? { setId: requisiteSet.id, version: requisiteSet.version } : undefined }, ctx));
             bookingIds.push(b.id);
           });
           break;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { seedRequisiteSet } from '../../profile/test-fixtures';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import fc from 'fast-check';
 import superjson from 'superjson';
@@ -84,10 +85,13 @@ export async function trpcFuzzScenario(t: TestContext, opts: { runsPerProcedure:
     const b = await db.transaction((tx) => createBookingCommand(tx, { dealId: world.dealIds[i]!, propertyObjectId: world.objectIds[i]!, programId: world.programId }, commandContext(pin.actor, randomUUID())));
     bookingIds.push(b.id);
   }
-  const knownIds = [...world.objectIds.slice(0, 8), ...world.dealIds.slice(0, 8), ...bookingIds, world.projectId, world.buildingId, world.programId, world.tenantId, pin.id];
+  // requisite sets (profile, #23): two of the fuzz tenant, so setId fields hit real rows
+  const setIds: string[] = [];
+  for (let i = 0; i < 2; i++) setIds.push((await seedRequisiteSet(t, pin.actor, undefined, world.tenantId)).id);
+  const knownIds = [...world.objectIds.slice(0, 8), ...world.dealIds.slice(0, 8), ...bookingIds, ...setIds, world.projectId, world.buildingId, world.programId, world.tenantId, pin.id];
   const tables = (await sql<{ t: string }[]>`
     SELECT table_schema || '.' || table_name AS t FROM information_schema.tables
-     WHERE table_schema IN ('crm', 'chessboard', 'catalog', 'ops', 'auth') AND table_type = 'BASE TABLE' ORDER BY 1`).map((r) => r.t);
+     WHERE table_schema IN ('crm', 'chessboard', 'catalog', 'ops', 'auth', 'profile') AND table_type = 'BASE TABLE' ORDER BY 1`).map((r) => r.t);
 
   const fingerprint = async (except: string[] = []): Promise<Record<string, string>> => {
     const parts = tables.filter((tb) => !except.includes(tb)).map((tb) => `SELECT '${tb}' AS t, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${tb} x`);

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { DATA_DIR } from '../../../scripts/infra/index';
+import { localProfileDataKey } from '../../../scripts/stack';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import superjson from 'superjson';
 import { expect } from 'vitest';
@@ -31,7 +33,7 @@ export async function webHardeningScenario(t: TestContext, opts: { label: string
   const world = await seedWorld(t.database, 3);
   const pin = await insertUser(db, 'pin_manager', null);
   const booking = await db.transaction((tx) => createBookingCommand(tx, { dealId: world.dealIds[0]!, propertyObjectId: world.objectIds[0]!, programId: world.programId }, commandContext(pin.actor, randomUUID())));
-  const web = await startWebHost(`web-hardening-${t.prefix}`, { DATABASE_URL: t.url, KAFKA_BROKERS: t.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: t.prefix, NODE_ENV: 'production' });
+  const web = await startWebHost(`web-hardening-${t.prefix}`, { DATABASE_URL: t.url, KAFKA_BROKERS: t.env.KAFKA_BROKERS, KAFKA_TOPIC_PREFIX: t.prefix, NODE_ENV: 'production', PROFILE_DATA_KEY: localProfileDataKey(DATA_DIR) });
   const checks: string[] = [];
   try {
     const sameOrigin = { origin: web.url };

@@ -1,0 +1,65 @@
+import { expect, test } from '@playwright/test';
+import { cell, e2eRequisites, freeObjectOfTenantA, openBuildingOf, signIn, snap, USERS } from './helpers';
+
+/**
+ * #23: the agent fills the buyer's requisites while creating a booking; the booking page shows them
+ * masked (passport •••• last 4); a developer manager reveals them (audited); the viewer never sees them.
+ */
+test('an agent creates a booking with requisites; a manager reveals them; the viewer sees none', async ({ page }, testInfo) => {
+  const fields = e2eRequisites();
+  await signIn(page, USERS.agent);
+  const object = await freeObjectOfTenantA(page.request);
+  await openBuildingOf(page, object.id);
+  await cell(page, object.id).click();
+
+  const drawer = page.getByTestId('object-drawer');
+  const form = drawer.getByRole('form', { name: 'Новая бронь' });
+  await expect(form).toBeVisible();
+  const dealSelect = form.locator('select[name=dealId]');
+  await expect(dealSelect.locator('option')).not.toHaveCount(1);
+  await dealSelect.selectOption({ index: 1 });
+  const programSelect = form.locator('select[name=programId]');
+  const freeProgram = await programSelect.locator('option', { hasText: 'бесплатная' }).getAttribute('value');
+  await programSelect.selectOption(freeProgram!);
+
+  const picker = form.getByTestId('requisites-picker');
+  await picker.locator('[data-action=new-requisites]').click();
+  for (const [name, value] of Object.entries(fields)) await picker.locator(`input[name=${name}]`).fill(value);
+  await picker.locator('[data-action=save-requisites]').click();
+  const setSelect = picker.locator('select[name=requisiteSetId]');
+  await expect(setSelect).not.toHaveValue('');
+  await expect(setSelect.locator('option:checked')).toContainText(`•••• ${fields.passportNumber.slice(-4)}`);
+  await snap(page, testInfo, 'requisites-create-booking');
+
+  await form.locator('[data-action=create]').click();
+  await page.getByTestId('dialog-confirm').click();
+  await expect(drawer.getByTestId('booking-status')).toHaveText('Резерв', { timeout: 20_000 });
+  const href = await drawer.getByTestId('booking-link').getAttribute('href');
+  expect(href).toMatch(/\/bookings\/[0-9a-f-]{36}$/);
+
+  // the developer manager: masked first, the full set on Show
+  await page.context().clearCookies();
+  await signIn(page, USERS.devManager);
+  await page.goto(href!);
+  const card = page.getByTestId('booking-requisites');
+  await expect(card.getByTestId('requisites-masked')).toContainText(`•••• ${fields.passportNumber.slice(-4)}`);
+  await expect(card).not.toContainText(fields.passportNumber);
+  await expect(card).not.toContainText(fields.fullName);
+  await snap(page, testInfo, 'requisites-masked');
+  await card.locator('[data-action=show-requisites]').click();
+  const revealed = card.getByTestId('requisites-revealed');
+  await expect(revealed).toContainText(fields.fullName);
+  await expect(revealed).toContainText(fields.passportNumber);
+  await expect(revealed).toContainText(fields.inn);
+  await snap(page, testInfo, 'requisites-revealed');
+  await card.locator('[data-action=hide-requisites]').click();
+  await expect(card.getByTestId('requisites-revealed')).toHaveCount(0);
+
+  // the viewer: no requisites at all
+  await page.context().clearCookies();
+  await signIn(page, USERS.viewer);
+  await page.goto(href!);
+  await expect(page.getByTestId('booking-status')).toBeVisible();
+  await expect(page.getByTestId('booking-requisites')).toHaveCount(0);
+  await expect(page.locator('body')).not.toContainText(fields.fullName);
+});

@@ -197,7 +197,7 @@ export function BookingsList() {
                     ) : labels.isFetching && !labels.data ? <span className="muted" aria-busy="true">…</span> : <span className="mono muted">{b.propertyObjectId.slice(0, 8)}</span>}
                     {label ? <div className="muted small">{label.projectName} · {label.buildingName}</div> : null}
                   </td>
-                  <td className="mono small">{b.dealId.slice(0, 8)}</td>
+                  <td className="mono small"><Link href={`/deals/${b.dealId}`} data-testid="deal-link">{b.dealId.slice(0, 8)}</Link></td>
                   <td className="small">{tb(`paymentStatus.${b.paymentStatus}`)}</td>
                   <td><Time value={b.createdAt} /></td>
                   <td>

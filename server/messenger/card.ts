@@ -16,8 +16,8 @@ export const MESSENGER_CONSUMED_TOPICS = [
 export type MessengerTopic = (typeof MESSENGER_CONSUMED_TOPICS)[number];
 
 /**
- * What a card asks for: the action buttons the console shows on it (a role that may not run the
- * command sees none). The spec: reserve expired → "confirm the booking"; booking expired → "confirm or extend".
+ * What a card asks for: the commands the console offers on it — each only while the booking's current
+ * state allows it and to a role that may run it (a new reserve: confirm; a booked hold: extend). The spec: reserve expired → "confirm the booking"; booking expired → "confirm or extend".
  */
 export type CardAction = 'confirm' | 'extend';
 
@@ -40,12 +40,12 @@ export function cardOf(topic: MessengerTopic, payload: unknown): Card {
       const p = payload as CrmPayload<typeof TOPICS.bookingCreated>;
       return {
         ...ids(p), agentId: p.agentId ?? null, type: 'booking-created', key: `${p.bookingId}:booking-created`,
-        data: { reserveExpiresAt: p.reserveExpiresAt, propertyObjectId: p.propertyObjectId, actions: [] },
+        data: { reserveExpiresAt: p.reserveExpiresAt, propertyObjectId: p.propertyObjectId, actions: ['confirm'] },
       };
     }
     case TOPICS.bookingConfirmed: {
       const p = payload as CrmPayload<typeof TOPICS.bookingConfirmed>;
-      return { ...ids(p), agentId: null, type: 'booking-confirmed', key: `${p.bookingId}:booking-confirmed`, data: { bookingExpiresAt: p.bookingExpiresAt, actions: [] } };
+      return { ...ids(p), agentId: null, type: 'booking-confirmed', key: `${p.bookingId}:booking-confirmed`, data: { bookingExpiresAt: p.bookingExpiresAt, actions: ['extend'] } };
     }
     case TOPICS.bookingPaid: {
       const p = payload as CrmPayload<typeof TOPICS.bookingPaid>;
@@ -55,7 +55,7 @@ export function cardOf(topic: MessengerTopic, payload: unknown): Card {
       const p = payload as CrmPayload<typeof TOPICS.bookingExtended>;
       return {
         ...ids(p), agentId: null, type: 'booking-extended', key: `${p.bookingId}:booking-extended:${p.bookingVersion}`,
-        data: { previousBookingExpiresAt: p.previousBookingExpiresAt, bookingExpiresAt: p.bookingExpiresAt, actions: [] },
+        data: { previousBookingExpiresAt: p.previousBookingExpiresAt, bookingExpiresAt: p.bookingExpiresAt, actions: ['extend'] },
       };
     }
     case TOPICS.bookingExpired: {

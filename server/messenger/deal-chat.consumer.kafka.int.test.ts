@@ -98,6 +98,9 @@ describe('messenger.deal-chat through Kafka', () => {
 
     const cards = await cardsOf(a.dealId);
     expect(cards.map((r) => [r.source_message_id, r.card_type])).toEqual(sent);
+    expect(cards.find((r) => r.card_type === 'booking-created')!.card.actions).toEqual(['confirm']);
+    expect(cards.find((r) => r.card_type === 'booking-confirmed')!.card.actions).toEqual(['extend']);
+    expect(cards.find((r) => r.card_type === 'booking-paid')!.card.actions).toEqual([]);
     expect(cards.find((r) => r.card_type === 'reserve-expired')!.card.actions).toEqual(['confirm']);
     expect(cards.find((r) => r.card_type === 'booking-expired')!.card.actions).toEqual(['confirm', 'extend']);
     expect(cards.filter((r) => r.card_type === 'booking-created').map((r) => r.booking_id)).toEqual([a.bookingId, b.bookingId, c.bookingId]);

@@ -31,7 +31,7 @@ export function DealPage({ dealId }: { dealId: string }) {
         <Link href="/bookings">{t('allBookings')}</Link> / <span className="mono">{dealId.slice(0, 8)}</span>
       </nav>
       <h1 className="page-title">
-        {t('title')} {deal.data ? <span>{deal.data.title}</span> : null} <span className="mono small">{dealId}</span>
+        {deal.data?.title ?? t('title')} <span className="mono small">{dealId}</span>
       </h1>
       <ErrorNotice error={deal.error} />
       {deal.data ? (

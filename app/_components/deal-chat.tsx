@@ -49,7 +49,7 @@ export function DealPage({ dealId }: { dealId: string }) {
               </ul>
             )}
           </div>
-          <div className="card chat-card">
+          <div className="card deal-chat-card">
             <DealChat dealId={dealId} bookings={deal.data.bookings} />
           </div>
         </div>

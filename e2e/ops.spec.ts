@@ -97,6 +97,7 @@ test.describe.serial('ops dashboard', () => {
     await expect(page.getByTestId('consumers-table')).toContainText('chessboard.crm-property-object-status');
     await expect(page.getByTestId('consumers-table')).toContainText('catalog.card-projection');
     await expect(page.getByTestId('consumers-table')).toContainText('crm.property-object-projection');
+    await expect(page.getByTestId('consumers-table')).toContainText('messenger.deal-chat');
     await expect(page.getByTestId('dlq-table')).toBeVisible();
     await snap(page, testInfo, 'ops-messaging');
     await page.goto('/ops/reconciliation');

@@ -16,7 +16,8 @@ describe('demo seed', () => {
       (SELECT count(*)::int FROM chessboard.property_objects) AS objects,
       (SELECT count(*)::int FROM crm.bookings) AS bookings,
       (SELECT count(*)::int FROM chessboard.outbox) AS events,
-      (SELECT count(*)::int FROM catalog.property_object_cards) AS cards`)[0];
+      (SELECT count(*)::int FROM catalog.property_object_cards) AS cards,
+      (SELECT count(*)::int FROM messenger.messages) AS chat_entries`)[0];
     const before = await counts();
     const second = await seed(t.url, () => {});
     expect(second.inserted).toBe(false);
@@ -62,5 +63,25 @@ describe('demo seed', () => {
     expect(catalog.users).toBeGreaterThanOrEqual(5);
     const roles = (await s`SELECT DISTINCT role FROM auth.users`).map((r) => r.role).sort();
     expect(roles).toEqual(['agent', 'developer_manager', 'ops', 'pin_manager', 'viewer']);
+
+    // deal chats (issue 20): made by the messenger consumer's handler from the bookings' events — every
+    // booking's deal has a chat in its tenant with its agent, and the cards its status went through
+    const chatless = await s`SELECT b.id FROM crm.bookings b JOIN crm.deals d ON d.id = b.deal_id
+      LEFT JOIN messenger.deal_chats c ON c.deal_id = b.deal_id AND c.tenant_id = b.tenant_id AND c.agent_id = d.agent_id WHERE c.deal_id IS NULL`;
+    expect(chatless).toEqual([]);
+    const expectedCards: Record<string, string[]> = {
+      Reserved: ['booking-created'], AwaitingPayment: ['booking-created'], Booked: ['booking-created', 'booking-confirmed'],
+      Completed: ['booking-created', 'booking-confirmed', 'sale-started'], ReserveExpired: ['booking-created', 'reserve-expired'],
+      BookingExpired: ['booking-created', 'booking-confirmed', 'booking-expired'], Cancelled: ['booking-created', 'booking-cancelled'],
+    };
+    const cards = await s<{ status: string; payment_status: string; cards: string[] }[]>`SELECT b.status, b.payment_status,
+      array(SELECT m.card_type FROM messenger.messages m WHERE m.booking_id = b.id ORDER BY m.occurred_at, m.id) AS cards FROM crm.bookings b`;
+    for (const b of cards) {
+      const want = b.payment_status === 'Paid' && b.status === 'Booked' ? ['booking-created', 'booking-paid', 'booking-confirmed'] : expectedCards[b.status];
+      expect(b.cards, b.status).toEqual(want);
+    }
+    const [inbox] = await s`SELECT count(*)::int AS n, count(*) FILTER (WHERE result = 'applied')::int AS applied FROM messenger.inbox`;
+    expect(inbox.applied).toBe(inbox.n);
+    expect(inbox.n).toBe(before.chat_entries);
   });
 });

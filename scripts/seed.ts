@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { contracts, eventTypes, type Topic } from '../server/contracts';
 import { hashPassword } from '../server/auth/session';
+import type { MessengerTopic } from '../server/messenger/card';
+import { replayIntoDealChats } from '../server/messenger/replay';
+import { createDatabase } from '../server/platform/db';
+import { createLogger } from '../server/platform/logger';
 import { BUILDINGS, DEMO_PASSWORD, PROJECTS, TENANTS, USERS, idFor, prng } from './seed-data';
 
 /**
@@ -42,6 +46,15 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       outbox.push({ message_id: messageId, topic, key: aggregateId, aggregate_type: aggregateType, aggregate_id: aggregateId, payload: envelope, headers: { correlationId } });
     };
     const tenantId = (key: string) => TENANTS.find((t) => t.key === key)!.id;
+    // the crm events the seeded bookings went through (not published: the seed writes their end state);
+    // the deal chats are made from them by the messenger consumer's handler (replayIntoDealChats below)
+    const crmEvents: { topic: MessengerTopic; envelope: unknown }[] = [];
+    const crmEvent = (topic: MessengerTopic, aggregateId: string, tenant: string, occurredAt: Date, payload: Row) => {
+      crmEvents.push({ topic, envelope: contracts[topic].parse({
+        messageId: randomUUID(), type: eventTypes[topic], contractVersion: 1, aggregateType: topic.includes('.deal-') ? 'Deal' : 'Booking', aggregateId,
+        occurredAt: occurredAt.toISOString(), tenantId: tenant, correlationId, causationId: null, payload,
+      }) });
+    };
 
     // --- auth -------------------------------------------------------------------------------
     const hash = await hashPassword(DEMO_PASSWORD);
@@ -155,6 +168,25 @@ export async function seed(url: string, log: (l: string) => void = console.log):
           created_by: userId(p.agent), closed_reason: s.status === 'Cancelled' ? 'Клиент передумал' : null, closed_at: closedAt,
           version, created_at: createdAt, updated_at: closedAt ?? at(-MIN),
         });
+        {
+          // the booking's saga events in order, for the deal chat
+          const tid = tenantId(p.tenant);
+          const base = { bookingId, dealId, propertyObjectId: obj.id, tenantId: tid };
+          const iso = (d: Date) => d.toISOString();
+          const bookedAt = s.booked !== undefined ? at(s.booked) : null;
+          crmEvent('pin.crm.booking-created.v1', bookingId, tid, createdAt, {
+            ...base, bookingVersion: 1, programId: idFor(`program:${p.tenant}:${s.program}`), status: 'Reserved',
+            reserveExpiresAt: iso(at(s.reserveExpires)), createdAt: iso(createdAt), agentId: userId(p.agent),
+          });
+          if (bookedAt && s.payment === 'Paid') crmEvent('pin.crm.booking-paid.v1', bookingId, tid, bookedAt, { ...base, bookingVersion: version, paidAt: iso(bookedAt) });
+          if (bookedAt) crmEvent('pin.crm.booking-confirmed.v1', bookingId, tid, bookedAt, { ...base, bookingVersion: s.status === 'Booked' ? version : 2, status: 'Booked', bookedAt: iso(bookedAt), bookingExpiresAt: iso(at(s.bookingExpires!)) });
+          if (s.status === 'ReserveExpired' || s.status === 'BookingExpired') {
+            const phase = s.status === 'ReserveExpired' ? 'Reserve' : 'Booking';
+            crmEvent('pin.crm.booking-expired.v1', bookingId, tid, closedAt!, { ...base, bookingVersion: version, phase, status: s.status, expiredAt: iso(closedAt!), deadline: iso(at(phase === 'Reserve' ? s.reserveExpires : s.bookingExpires!)) });
+          }
+          if (s.status === 'Cancelled') crmEvent('pin.crm.booking-cancelled.v1', bookingId, tid, closedAt!, { ...base, bookingVersion: version, fromStatus: 'Reserved', reason: 'Клиент передумал', cancelledAt: iso(closedAt!) });
+          if (s.status === 'Completed') crmEvent('pin.crm.deal-sale-started.v1', dealId, tid, closedAt!, { dealId, tenantId: tid, bookingId, propertyObjectId: obj.id, bookingVersion: version, startedAt: iso(closedAt!) });
+        }
         timeline.push({ booking_id: bookingId, tenant_id: tenantId(p.tenant), at: createdAt, actor_type: 'user', actor_id: userId(p.agent), action: 'create', from_status: null, to_status: 'Reserved', reason: null, booking_version: 1 });
         if (s.status !== 'Reserved') {
           timeline.push({ booking_id: bookingId, tenant_id: tenantId(p.tenant), at: closedAt ?? at(-MIN), actor_type: terminal && s.status.endsWith('Expired') ? 'system' : 'user', actor_id: terminal && s.status.endsWith('Expired') ? 'booking-expiration' : userId(p.agent), action: `seed:${s.status}`, from_status: 'Reserved', to_status: s.status, reason: s.note, booking_version: version });
@@ -267,6 +299,14 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       await ins('chessboard.outbox', outbox);
       await tx`SELECT pg_notify('pin_outbox_chessboard', '')`;
     });
+    // the deal chats: the messenger consumer's handler over the bookings' events (not written by hand)
+    const database = createDatabase(url, { max: 2, applicationName: 'pin-seed' });
+    try {
+      const chats = await replayIntoDealChats(database, crmEvents, createLogger('seed', { level: 'warn' }));
+      log(`[seed] deal chats: ${chats.applied} system cards from ${crmEvents.length} crm events`);
+    } finally {
+      await database.close();
+    }
     log(`[seed] ${TENANTS.length} tenants, ${projects.length} projects, ${buildings.length} buildings, ${objects.length} property objects, ${deals.length} deals, ${bookings.length} bookings, ${objectCards.length} object cards, ${outbox.length} chessboard events`);
     return { objects: objects.length, bookings: bookings.length, inserted: true };
   } finally {

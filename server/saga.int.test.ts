@@ -109,13 +109,13 @@ async function untilCardFollows(id: string) {
   }, `catalog card of ${id} following its object`);
 }
 
-async function inboxRow(inbox: 'chessboard' | 'catalog' | 'crm', messageId: string) {
+async function inboxRow(inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger', messageId: string) {
   const consumer = inbox === 'chessboard' ? crmPropertyObjectStatusConsumer.name : cardProjectionConsumer.name;
   const [row] = await t.database.sql.unsafe<{ result: string; detail: string | null; topic: string }[]>(
     `SELECT result, detail, topic FROM ${inbox}.inbox WHERE consumer = $1 AND message_id = $2`, [consumer, messageId]);
   return row;
 }
-const untilInbox = (inbox: 'chessboard' | 'catalog' | 'crm', messageId: string) => eventually(() => inboxRow(inbox, messageId), `${inbox} inbox row of ${messageId}`);
+const untilInbox = (inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger', messageId: string) => eventually(() => inboxRow(inbox, messageId), `${inbox} inbox row of ${messageId}`);
 
 async function historyOf(id: string) {
   const rows = await t.database.sql<{ step: string }[]>`

@@ -236,7 +236,8 @@ export function BookingSummary({ booking, showLink = true }: { booking: BookingD
       <dl className="kv">
         <dt>{t('deal')}</dt>
         <dd>
-          {booking.deal.title} <span className="muted small">({t(`dealStatus.${booking.deal.status}`)})</span>
+          <Link href={`/deals/${booking.dealId}`} data-testid="deal-link">{booking.deal.title}</Link>{' '}
+          <span className="muted small">({t(`dealStatus.${booking.deal.status}`)})</span>
         </dd>
         <dt>{t('program')}</dt>
         <dd>

@@ -197,7 +197,7 @@ export function BookingsList() {
                     ) : labels.isFetching && !labels.data ? <span className="muted" aria-busy="true">…</span> : <span className="mono muted">{b.propertyObjectId.slice(0, 8)}</span>}
                     {label ? <div className="muted small">{label.projectName} · {label.buildingName}</div> : null}
                   </td>
-                  <td className="small" title={b.dealId}>{b.dealTitle ?? <span className="mono">{b.dealId.slice(0, 8)}</span>}</td>
+                  <td className="small"><Link href={`/deals/${b.dealId}`} data-testid="deal-link" title={b.dealId}>{b.dealTitle ?? <span className="mono">{b.dealId.slice(0, 8)}</span>}</Link></td>
                   <td className="small">{tb(`paymentStatus.${b.paymentStatus}`)}</td>
                   <td><Time value={b.createdAt} /></td>
                   <td>

@@ -48,9 +48,11 @@ export function useLiveEvents(buildingId: string | null | undefined): LiveState 
       });
       source.addEventListener('chessboard', () => void refreshChessboard());
       source.addEventListener('crm', () => void refreshCrm());
+      source.addEventListener('messenger', () => void queryClient.invalidateQueries(trpc.messenger.pathFilter()));
       source.addEventListener('resync', () => {
         void refreshChessboard();
         void refreshCrm();
+        void queryClient.invalidateQueries(trpc.messenger.pathFilter());
       });
       source.addEventListener('signed-out', () => window.location.assign('/login'));
       source.onerror = () => {

@@ -12,6 +12,8 @@ import { seedRequisiteSet, uniqueRequisites } from '../profile/test-fixtures';
 import type { Actor, Role } from './actor';
 import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from './test-fixtures';
 import { projectedObjectOf } from '../testing/crm-projection';
+import { dealChats } from '../messenger/schema';
+import { POSTING_ROLES } from '../messenger/queries';
 
 /**
  * Authorization matrix: every procedure of auth, chessboard, booking and deal (and ops.bookingTimeline)
@@ -107,6 +109,13 @@ async function insertBooking(tenantId: string, state: BookingState, createdBy: s
   } as const;
   await t.database.db.insert(bookings).values({ ...base, ...byState[state] });
   return { bookingId: id, dealId, programId };
+}
+
+/** A deal chat as the messenger consumer leaves it (opened by a booking event that named the caller as the deal's agent). */
+async function insertChat(tenantId: string, agentId: string | null): Promise<Record<string, string>> {
+  const dealId = randomUUID();
+  await t.database.db.insert(dealChats).values({ dealId, tenantId, agentId });
+  return { dealId };
 }
 
 const bookingSetup = (state: BookingState) => (tenantId: string, actor: Actor | null) => insertBooking(tenantId, state, actor?.userId ?? null);
@@ -265,6 +274,17 @@ const cases: Case[] = [
     path: 'profile.erase', roles: PROFILE_ROLES['profile.erase'], setup: requisiteSetSetup,
     call: (c, fx) => c.profile.erase({ setId: fx.ids.setId, reason: 'authorization matrix' }),
   },
+  // messenger (issue 20): anyone of the tenant reads a deal chat; its participants post (an agent: its own deal)
+  {
+    path: 'messenger.chat', roles: null,
+    setup: (tenantId) => insertChat(tenantId, null),
+    call: (c, fx) => c.messenger.chat({ dealId: fx.ids.dealId }),
+  },
+  {
+    path: 'messenger.post', roles: POSTING_ROLES,
+    setup: (tenantId, actor) => insertChat(tenantId, actor?.role === 'agent' ? actor.userId : null),
+    call: (c, fx) => c.messenger.post({ dealId: fx.ids.dealId, text: 'authorization matrix' }),
+  },
   // ops (the saga timeline of this issue)
   {
     path: 'ops.bookingTimeline', roles: null, setup: bookingSetup('booked'),
@@ -298,9 +318,9 @@ async function run(c: Case, role: Role | null, tenant: Tenant): Promise<Outcome>
 }
 
 describe('authorization matrix', () => {
-  it('covers every procedure of auth, chessboard, booking, deal and profile', () => {
+  it('covers every procedure of auth, chessboard, booking, deal, profile and messenger', () => {
     const procedures = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures)
-      .filter((p) => /^(auth|chessboard|booking|deal|profile)\./.test(p));
+      .filter((p) => /^(auth|chessboard|booking|deal|profile|messenger)\./.test(p));
     expect(cases.map((c) => c.path).filter((p) => !p.startsWith('ops.')).sort()).toEqual(procedures.sort());
   });
 

@@ -4,6 +4,7 @@ import type { Logger } from '../platform/logger';
 import { counter } from '../platform/metrics';
 import { outboxChannel, type OutboxNotice } from '../platform/outbox/write';
 import { tenantBuildingFingerprint } from './queries';
+import { MESSENGER_CHANNEL } from '../messenger/live';
 
 /**
  * Live updates for open console pages (the SSE streams of app/api/events). One LISTEN connection per
@@ -18,7 +19,7 @@ import { tenantBuildingFingerprint } from './queries';
  * number of streams, and those streams get `grid` only when the fingerprint changed.
  */
 
-export type LiveEvent = 'grid' | 'chessboard' | 'crm' | 'resync';
+export type LiveEvent = 'grid' | 'chessboard' | 'crm' | 'messenger' | 'resync';
 
 export interface LiveStream {
   /** the actor's tenant scope: null = every tenant (pin_manager, ops) */
@@ -124,6 +125,13 @@ function onCrm(payload: string): void {
   for (const s of hub().streams) if (hears(s, notice.t)) deliver(s, (x) => x.notify('crm'));
 }
 
+/** A deal chat got a card or a message (server/messenger/live.ts): the tenant's streams re-read their chats. */
+function onMessenger(payload: string): void {
+  const notice = parseNotice(payload);
+  if (!notice) return;
+  for (const s of hub().streams) if (hears(s, notice.t)) deliver(s, (x) => x.notify('messenger'));
+}
+
 function onRevoked(key: string): void {
   for (const s of [...hub().streams]) if (s.revocationKey === key) deliver(s, (x) => x.revoked());
 }
@@ -149,6 +157,7 @@ export function ensureLiveListener(database: Database, logger: Logger): Promise<
     h.started = Promise.all([
       database.sql.listen(outboxChannel('chessboard'), onChessboard, relisten(outboxChannel('chessboard'))),
       database.sql.listen(outboxChannel('crm'), onCrm, relisten(outboxChannel('crm'))),
+      database.sql.listen(MESSENGER_CHANNEL, onMessenger, relisten(MESSENGER_CHANNEL)),
       database.sql.listen(SESSION_REVOKED_CHANNEL, onRevoked, relisten(SESSION_REVOKED_CHANNEL)),
     ]).then(
       () => undefined,

@@ -19,6 +19,8 @@ export const bookingCreatedPayload = z.object({
   status: z.literal('Reserved'),
   reserveExpiresAt: timestamp,
   createdAt: timestamp,
+  /** the deal's agent (a participant of the deal chat, messenger); absent in events written before it was added */
+  agentId: z.uuid().nullable().optional(),
 });
 export const bookingConfirmedPayload = z.object({
   ...bookingBase,

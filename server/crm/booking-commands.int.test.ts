@@ -71,6 +71,14 @@ function parsedEnvelopes(rows: Awaited<ReturnType<typeof outboxOf>>) {
 }
 
 describe('create (INV-BKG-2, INV-BKG-001)', () => {
+  it('booking-created names the deal\'s agent (messenger: who may write in the deal chat)', async () => {
+    const agentId = randomUUID();
+    const deal = await insertDeal(t, TENANT, 'Application', agentId);
+    const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: await obj(), programId: freeProgram.id });
+    const [created] = parsedEnvelopes(await outboxOf(t, booking.id));
+    expect(created!.payload).toMatchObject({ bookingId: booking.id, agentId });
+  });
+
   it('reserves: Reserved with ReserveExpiresAt = CreatedAt + 60 min, deal Application → Booking, timeline + booking-created in one commit', async () => {
     const correlationId = randomUUID();
     const deal = await insertDeal(t, TENANT, 'Application');
@@ -87,6 +95,8 @@ describe('create (INV-BKG-2, INV-BKG-001)', () => {
     expect(events[0]!.payload).toMatchObject({
       bookingId: booking.id, dealId: deal.id, propertyObjectId, tenantId: TENANT, bookingVersion: 1, status: 'Reserved',
       reserveExpiresAt: booking.reserveExpiresAt.toISOString(),
+      // the deal's agent (this deal has none): the deal chat's participants come from the events (messenger)
+      agentId: null,
     });
 
     const timeline = await timelineOf(t, booking.id);

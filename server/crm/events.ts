@@ -37,7 +37,8 @@ const iso = (d: Date | null): string => {
   return d.toISOString();
 };
 
-export const bookingCreatedEvent = (b: BookingRecord, meta: Meta) =>
+/** `agentId`: the deal's agent, for the deal chat's participants (messenger); null when the deal has none. */
+export const bookingCreatedEvent = (b: BookingRecord, meta: Meta, agentId: string | null = null) =>
   bookingEvent(TOPICS.bookingCreated, b, meta, {
     ...base(b),
     programId: b.programId,
@@ -46,6 +47,7 @@ export const bookingCreatedEvent = (b: BookingRecord, meta: Meta) =>
     status: 'Reserved',
     reserveExpiresAt: iso(b.reserveExpiresAt),
     createdAt: iso(b.createdAt),
+    agentId,
   });
 
 export const bookingConfirmedEvent = (b: BookingRecord, meta: Meta) =>

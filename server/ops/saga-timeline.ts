@@ -2,6 +2,8 @@ import { and, asc, eq, gte, inArray, sql } from 'drizzle-orm';
 import { tenantScope, type Actor } from '../auth/actor';
 import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
 import { catalogInbox } from '../catalog/schema';
+import { dealChatConsumer } from '../messenger/deal-chat.consumer';
+import { messengerInbox } from '../messenger/schema';
 import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
 import { chessboardInbox, chessboardOutbox, holdMismatches, holdReleases, propertyObjects } from '../chessboard/schema';
 import { bookings, bookingTimeline, crmOutbox } from '../crm/schema';
@@ -28,6 +30,7 @@ export type HopKind =
   | 'chessboard_outbox_written'
   | 'chessboard_published'
   | 'catalog_applied'
+  | 'messenger_applied'
   | 'safety_net_release';
 
 /** done: happened; pending: expected, not yet; failed: rejected / DLQ / mismatch; skipped: will not happen. */
@@ -38,7 +41,10 @@ export interface SagaHop {
   kind: HopKind;
   state: HopState;
   at: Date | null;
-  /** time since the previous hop of the same chain (null for the first or when either time is unknown) */
+  /**
+   * time since the previous hop of the same chain (null for the first or when either time is unknown);
+   * a hop of a consumer that reads the crm message in parallel (messenger) counts from its publication
+   */
   latencyMs: number | null;
   /** short machine-readable qualifier: inbox result, topic, DLQ code, consumer… */
   detail: string | null;
@@ -155,6 +161,9 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
   const crmIds = [...crmById.keys()];
   const chessInbox = crmIds.length ? await db.select().from(chessboardInbox).where(inArray(chessboardInbox.messageId, crmIds)) : [];
   const mismatches = crmIds.length ? await db.select().from(holdMismatches).where(inArray(holdMismatches.messageId, crmIds)) : [];
+  const chatInbox = crmIds.length
+    ? await db.select().from(messengerInbox).where(and(eq(messengerInbox.consumer, dealChatConsumer.name), inArray(messengerInbox.messageId, crmIds)))
+    : [];
   const causedIds = [...crmIds, ...releases.map((r) => r.messageId)];
   const chessOut = causedIds.length
     ? await db.select().from(chessboardOutbox).where(sql`${chessboardOutbox.messageId} IN ${causedIds} OR (${chessboardOutbox.payload}->>'causationId') IN ${crmIds.length ? crmIds : ['00000000-0000-0000-0000-000000000000']}`)
@@ -184,7 +193,21 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
     return [written, published, catalogHop(row, row.publishedAt, published.state)];
   };
 
+  const messengerTopics = new Set<string>(dealChatConsumer.topics);
+  /** the deal chat's card of a crm message (messenger.deal-chat reads it in parallel with chessboard) */
+  const messengerHop = (msg: OutboxRow): SagaHop => {
+    if (!messengerTopics.has(msg.topic)) return hop('messenger_applied', msg.messageId, 'skipped', null, msg.publishedAt, 'not-consumed', null);
+    const inbox = chatInbox.find((r) => r.messageId === msg.messageId);
+    if (!inbox) return hop('messenger_applied', msg.messageId, msg.publishedAt ? 'pending' : 'skipped', null, msg.publishedAt, null, null);
+    return hop('messenger_applied', msg.messageId, inbox.result === 'rejected' ? 'failed' : 'done', inbox.processedAt, msg.publishedAt,
+      inbox.result === 'rejected' ? `rejected:${inbox.detail ?? 'DLQ'}` : inbox.result + (inbox.detail ? `:${inbox.detail}` : ''), inbox);
+  };
   const chainOf = (msg: OutboxRow, commandAt: Date | null): SagaChain => {
+    const chain = chessboardChainOf(msg, commandAt);
+    return { ...chain, hops: [...chain.hops, messengerHop(msg)] };
+  };
+
+  const chessboardChainOf = (msg: OutboxRow, commandAt: Date | null): SagaChain => {
     const hops: SagaHop[] = [];
     const written = hop('crm_outbox_written', msg.messageId, 'done', msg.createdAt, commandAt, msg.topic, msg);
     hops.push(written);

@@ -70,7 +70,7 @@ interface OutboxRow {
 }
 const outboxRows = (outbox: 'crm' | 'chessboard', aggregateId: string, topic: string) =>
   t.database.sql.unsafe<OutboxRow[]>(`SELECT message_id, headers, payload FROM ${outbox}.outbox WHERE aggregate_id = $1 AND topic = $2 ORDER BY id`, [aggregateId, topic]);
-const inboxRow = (inbox: 'chessboard' | 'catalog' | 'crm', consumer: string, messageId: string) =>
+const inboxRow = (inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger', consumer: string, messageId: string) =>
   eventually(async () => (await t.database.sql.unsafe<{ result: string }[]>(
     `SELECT result FROM ${inbox}.inbox WHERE consumer = $1 AND message_id = $2`, [consumer, messageId]))[0], 60_000, `${inbox}.inbox row of ${messageId}`);
 /** The consumer's span of one message (it ends right after the offset commit). */

@@ -7,6 +7,7 @@
  */
 import '../crm/metrics';
 import '../chessboard/metrics';
+import '../messenger/metrics';
 import '../catalog/retention-metrics';
 import '../ops/reconciliation';
 import '../auth/sign-in';

@@ -4,3 +4,4 @@ export * from '../chessboard/schema';
 export * from '../catalog/schema';
 export * from '../ops/schema';
 export * from '../profile/schema';
+export * from '../messenger/schema';

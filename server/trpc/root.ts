@@ -4,6 +4,7 @@ import { chessboardRouter } from '../chessboard/router';
 import { catalogRouter } from '../catalog/router';
 import { opsRouter } from '../ops/router';
 import { profileRouter } from '../profile/router';
+import { messengerRouter } from '../messenger/router';
 import { createCallerFactory, router } from './init';
 
 /** DESIGN.md: routers auth, booking, deal, chessboard, catalog, ops, profile. */
@@ -15,6 +16,7 @@ export const appRouter = router({
   catalog: catalogRouter,
   ops: opsRouter,
   profile: profileRouter,
+  messenger: messengerRouter,
 });
 
 export type AppRouter = typeof appRouter;

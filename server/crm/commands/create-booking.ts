@@ -83,7 +83,7 @@ export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ct
       await Promise.all([
         tx.insert(bookings).values(booking).then(() => undefined),
         dealChange ? saveDealStatus(tx, deal.id, dealChange, ctx.now) : undefined,
-        writeOutbox(tx, 'crm', { ...bookingCreatedEvent(booking, ctx), messageId }),
+        writeOutbox(tx, 'crm', { ...bookingCreatedEvent(booking, ctx, deal.agentId), messageId }),
         writeTimeline(tx, ctx, transition, [messageId]),
       ]);
     } catch (e) {

@@ -6,6 +6,7 @@ import type { Actor, Role } from '../../auth/actor';
 import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from '../../auth/test-fixtures';
 import { COMMAND_ROLES } from '../../crm/permissions';
 import { PROFILE_ROLES } from '../../profile/permissions';
+import { POSTING_ROLES } from '../../messenger/queries';
 import { seedRequisiteSet, uniqueRequisites } from '../../profile/test-fixtures';
 import { projectedObjectOf } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
@@ -45,6 +46,12 @@ const CROSS_TENANT = new Set<Role>(['pin_manager', 'ops']);
 async function requisiteSet(t: TestContext, tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
   const creator: Actor = { userId: actor?.userId ?? randomUUID(), role: 'pin_manager', tenantId: null };
   return { setId: (await seedRequisiteSet(t, creator, undefined, tenantId)).id };
+}
+/** A deal chat as the messenger consumer leaves it (the caller named as the deal's agent when it is an agent). */
+async function dealChat(t: TestContext, tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
+  const dealId = randomUUID();
+  await t.database.sql`INSERT INTO messenger.deal_chats (deal_id, tenant_id, agent_id) VALUES (${dealId}, ${tenantId}, ${actor?.role === 'agent' ? actor.userId : null})`;
+  return { dealId };
 }
 const DASHBOARD_READ: Role[] = ['ops', 'pin_manager', 'viewer'];
 const OPS: Role[] = ['ops'];
@@ -151,6 +158,9 @@ const CASES: Case[] = [
   { path: 'profile.reveal', allowed: PROFILE_ROLES['profile.reveal'], byId: true, setup: requisiteSet, input: (fx) => ({ setId: fx.ids.setId }) },
   { path: 'profile.erase', allowed: PROFILE_ROLES['profile.erase'], byId: true, setup: requisiteSet, input: (fx) => ({ setId: fx.ids.setId, reason: 'matrix' }) },
   // catalog (storefront reads are public by design)
+  // messenger (#20): a deal chat is read by anyone of its tenant; its participants post
+  { path: 'messenger.chat', allowed: 'signed-in', byId: true, setup: dealChat, input: (fx) => ({ dealId: fx.ids.dealId }) },
+  { path: 'messenger.post', allowed: POSTING_ROLES, byId: true, setup: dealChat, input: (fx) => ({ dealId: fx.ids.dealId, text: 'matrix' }) },
   { path: 'catalog.cardById', allowed: 'public', input: (fx) => ({ id: fx.world.objectIds.free }) },
   { path: 'catalog.projectCardById', allowed: 'public', input: (fx) => ({ id: fx.world.projectId }) },
   { path: 'catalog.delistedBacklog', allowed: DASHBOARD_READ, input: () => undefined },

@@ -12,6 +12,7 @@ import type { TestContext } from '../../testing/harness';
 import { createContextFor } from '../../trpc/context';
 import { appRouter } from '../../trpc/root';
 import { figure, secondsSince } from '../helpers/figures';
+import { dealChats } from '../../messenger/schema';
 import { seedWorld } from '../helpers/world';
 
 /**
@@ -88,10 +89,12 @@ export async function trpcFuzzScenario(t: TestContext, opts: { runsPerProcedure:
   // requisite sets (profile, #23): two of the fuzz tenant, so setId fields hit real rows
   const setIds: string[] = [];
   for (let i = 0; i < 2; i++) setIds.push((await seedRequisiteSet(t, pin.actor, undefined, world.tenantId)).id);
+  // the deal chats of those bookings, as the messenger consumer opens them: messenger.post/chat reach their real path
+  await db.insert(dealChats).values(world.dealIds.slice(0, 6).map((dealId) => ({ dealId, tenantId: world.tenantId, agentId: null })));
   const knownIds = [...world.objectIds.slice(0, 8), ...world.dealIds.slice(0, 8), ...bookingIds, ...setIds, world.projectId, world.buildingId, world.programId, world.tenantId, pin.id];
   const tables = (await sql<{ t: string }[]>`
     SELECT table_schema || '.' || table_name AS t FROM information_schema.tables
-     WHERE table_schema IN ('crm', 'chessboard', 'catalog', 'ops', 'auth', 'profile') AND table_type = 'BASE TABLE' ORDER BY 1`).map((r) => r.t);
+     WHERE table_schema IN ('crm', 'chessboard', 'catalog', 'ops', 'auth', 'profile', 'messenger') AND table_type = 'BASE TABLE' ORDER BY 1`).map((r) => r.t);
 
   const fingerprint = async (except: string[] = []): Promise<Record<string, string>> => {
     const parts = tables.filter((tb) => !except.includes(tb)).map((tb) => `SELECT '${tb}' AS t, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${tb} x`);

@@ -1,0 +1,7 @@
+/** Domain error codes of messenger (server/platform/errors.ts style: CONTEXT_WHAT). */
+export const MESSENGER_ERRORS = {
+  TENANT_MISMATCH: 'MESSENGER_TENANT_MISMATCH',
+  CHAT_NOT_FOUND: 'MESSENGER_CHAT_NOT_FOUND',
+  FORBIDDEN: 'MESSENGER_FORBIDDEN',
+  INVALID_TEXT: 'MESSENGER_INVALID_TEXT',
+} as const;

@@ -1,7 +1,9 @@
 import { crmPropertyObjectStatusConsumer } from './chessboard/crm-property-object-status.consumer';
 import { cardProjectionConsumer } from './catalog/card-projection.consumer';
 import { crmPropertyObjectProjectionConsumer } from './crm/property-object-projection.consumer';
+import { notificationsBookingEventsConsumer } from './notifications/booking-events.consumer';
 import type { ConsumerDefinition } from './platform/kafka/consumer-runner';
 
 /** Every Kafka consumer the worker runs. */
-export const consumers: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer, crmPropertyObjectProjectionConsumer];
+export const consumers: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer, crmPropertyObjectProjectionConsumer,
+  notificationsBookingEventsConsumer];

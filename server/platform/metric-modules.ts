@@ -8,6 +8,7 @@
 import '../crm/metrics';
 import '../chessboard/metrics';
 import '../catalog/retention-metrics';
+import '../notifications/metrics';
 import '../ops/reconciliation';
 import '../auth/sign-in';
 import '../chessboard/live-feed';

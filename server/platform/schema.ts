@@ -3,3 +3,4 @@ export * from '../crm/schema';
 export * from '../chessboard/schema';
 export * from '../catalog/schema';
 export * from '../ops/schema';
+export * from '../notifications/schema';

@@ -385,7 +385,7 @@ export async function listFailingOutboxRows(db: DbOrTx, input: { outbox: OutboxN
  */
 export async function estimateConsumerTimeLag(
   db: DbOrTx,
-  input: { now: Date; group: string; inbox: 'chessboard' | 'catalog' | 'crm'; topics: string[] },
+  input: { now: Date; group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'notifications'; topics: string[] },
 ): Promise<number | null> {
   const byOutbox = new Map<OutboxName, string[]>();
   for (const t of input.topics) {

@@ -29,6 +29,7 @@ export const CONSUMER_GROUPS = {
   crmPropertyObjectStatus: 'chessboard.crm-property-object-status',
   catalogCardProjection: 'catalog.card-projection',
   crmPropertyObjectProjection: 'crm.property-object-projection',
+  notificationsBookingEvents: 'notifications.booking-events',
 } as const;
 
 export type ConsumerGroupId = (typeof CONSUMER_GROUPS)[keyof typeof CONSUMER_GROUPS];

@@ -10,6 +10,7 @@ import { COMMAND_ROLES } from '../crm/permissions';
 import type { Actor, Role } from './actor';
 import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from './test-fixtures';
 import { projectedObjectOf } from '../testing/crm-projection';
+import { notifications } from '../notifications/schema';
 
 /**
  * Authorization matrix: every procedure of auth, chessboard, booking and deal (and ops.bookingTimeline)
@@ -105,11 +106,36 @@ async function insertBooking(tenantId: string, state: BookingState, createdBy: s
   return { bookingId: id, dealId, programId };
 }
 
+/** A notification addressed to the caller (a booking event of `tenantId` the caller created). */
+async function insertNotificationFor(tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
+  const userId = actor?.userId ?? randomUUID();
+  const [row] = await t.database.db.insert(notifications).values({
+    messageId: randomUUID(), recipient: `user:${userId}`, recipientUserId: userId, tenantId, type: 'BookingCreated',
+    bookingId: randomUUID(), dealId: randomUUID(), occurredAt: new Date(),
+  }).returning({ id: notifications.id });
+  return { notificationId: String(row!.id) };
+}
+
 const bookingSetup = (state: BookingState) => (tenantId: string, actor: Actor | null) => insertBooking(tenantId, state, actor?.userId ?? null);
 
 // ---- the cases -----------------------------------------------------------------------------------
 
 const cases: Case[] = [
+  // notifications (#20): every signed-in user has a notification centre; what it shows is addressed to
+  // the user in the user's tenant (cross-tenant roles: wherever they are addressed)
+  {
+    path: 'notifications.list', roles: null, setup: insertNotificationFor,
+    list: (r, fx) => (r as { items: { id: number }[] }).items.some((n) => String(n.id) === fx.ids.notificationId),
+    call: (c) => c.notifications.list({ limit: 100 }),
+  },
+  { path: 'notifications.unreadCount', roles: null, global: true, call: (c) => c.notifications.unreadCount() },
+  {
+    path: 'notifications.markRead', roles: null, setup: insertNotificationFor,
+    // a notification the caller cannot see is not marked (it looks missing)
+    list: (r) => (r as { marked: number }).marked === 1,
+    call: (c, fx) => c.notifications.markRead({ ids: [Number(fx.ids.notificationId)] }),
+  },
+  { path: 'notifications.markAllRead', roles: null, global: true, call: (c) => c.notifications.markAllRead() },
   // auth
   {
     path: 'auth.signIn', roles: 'public', global: true,
@@ -265,9 +291,9 @@ async function run(c: Case, role: Role | null, tenant: Tenant): Promise<Outcome>
 }
 
 describe('authorization matrix', () => {
-  it('covers every procedure of auth, chessboard, booking and deal', () => {
+  it('covers every procedure of auth, chessboard, booking, deal and notifications', () => {
     const procedures = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures)
-      .filter((p) => /^(auth|chessboard|booking|deal)\./.test(p));
+      .filter((p) => /^(auth|chessboard|booking|deal|notifications)\./.test(p));
     expect(cases.map((c) => c.path).filter((p) => !p.startsWith('ops.')).sort()).toEqual(procedures.sort());
   });
 

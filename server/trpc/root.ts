@@ -3,6 +3,7 @@ import { bookingRouter, dealRouter } from '../crm/router';
 import { chessboardRouter } from '../chessboard/router';
 import { catalogRouter } from '../catalog/router';
 import { opsRouter } from '../ops/router';
+import { notificationsRouter } from '../notifications/router';
 import { createCallerFactory, router } from './init';
 
 /** DESIGN.md: routers auth, booking, deal, chessboard, catalog, ops. */
@@ -13,6 +14,7 @@ export const appRouter = router({
   chessboard: chessboardRouter,
   catalog: catalogRouter,
   ops: opsRouter,
+  notifications: notificationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

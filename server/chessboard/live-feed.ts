@@ -4,6 +4,7 @@ import type { Logger } from '../platform/logger';
 import { counter } from '../platform/metrics';
 import { outboxChannel, type OutboxNotice } from '../platform/outbox/write';
 import { tenantBuildingFingerprint } from './queries';
+import { NOTIFICATIONS_CHANNEL } from '../notifications/booking-events';
 
 /**
  * Live updates for open console pages (the SSE streams of app/api/events). One LISTEN connection per
@@ -18,7 +19,8 @@ import { tenantBuildingFingerprint } from './queries';
  * number of streams, and those streams get `grid` only when the fingerprint changed.
  */
 
-export type LiveEvent = 'grid' | 'chessboard' | 'crm' | 'resync';
+/** `notifications`: a notification of the stream's tenant was created (pin_notifications, payload = tenant id; #20). */
+export type LiveEvent = 'grid' | 'chessboard' | 'crm' | 'resync' | 'notifications';
 
 export interface LiveStream {
   /** the actor's tenant scope: null = every tenant (pin_manager, ops) */
@@ -124,6 +126,10 @@ function onCrm(payload: string): void {
   for (const s of hub().streams) if (hears(s, notice.t)) deliver(s, (x) => x.notify('crm'));
 }
 
+function onNotifications(tenantId: string): void {
+  for (const s of hub().streams) if (hears(s, tenantId)) deliver(s, (x) => x.notify('notifications'));
+}
+
 function onRevoked(key: string): void {
   for (const s of [...hub().streams]) if (s.revocationKey === key) deliver(s, (x) => x.revoked());
 }
@@ -150,6 +156,7 @@ export function ensureLiveListener(database: Database, logger: Logger): Promise<
       database.sql.listen(outboxChannel('chessboard'), onChessboard, relisten(outboxChannel('chessboard'))),
       database.sql.listen(outboxChannel('crm'), onCrm, relisten(outboxChannel('crm'))),
       database.sql.listen(SESSION_REVOKED_CHANNEL, onRevoked, relisten(SESSION_REVOKED_CHANNEL)),
+      database.sql.listen(NOTIFICATIONS_CHANNEL, onNotifications, relisten(NOTIFICATIONS_CHANNEL)),
     ]).then(
       () => undefined,
       (e) => {

@@ -436,6 +436,8 @@ export function itemsOf(job: string, summary: Record<string, unknown> | null | u
     case 'delisted-retention': return n('DeletedPropertyObjectCards') + n('DeletedProjectCards');
     case 'outbox-relay': return n('Published');
     case 'reconciliation': return n('Total');
+    case 'notifications-deadline-soon': return n('NotificationsCreated');
+    case 'notifications-retention': return n('DeletedNotifications');
     default: return null;
   }
 }

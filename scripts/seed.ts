@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { contracts, eventTypes, type Topic } from '../server/contracts';
 import { hashPassword } from '../server/auth/session';
+import { seedNotifications } from './seed-notifications';
 import { BUILDINGS, DEMO_PASSWORD, PROJECTS, TENANTS, USERS, idFor, prng } from './seed-data';
 
 /**
@@ -267,6 +268,9 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       await ins('chessboard.outbox', outbox);
       await tx`SELECT pg_notify('pin_outbox_chessboard', '')`;
     });
+    // notifications of the demo deals: notifications' consumer run over the bookings' crm events (#20)
+    const notified = await seedNotifications(url, bookings);
+    log(`[seed] notifications: ${notified} crm events applied by ${'notifications.booking-events'}`);
     log(`[seed] ${TENANTS.length} tenants, ${projects.length} projects, ${buildings.length} buildings, ${objects.length} property objects, ${deals.length} deals, ${bookings.length} bookings, ${objectCards.length} object cards, ${outbox.length} chessboard events`);
     return { objects: objects.length, bookings: bookings.length, inserted: true };
   } finally {

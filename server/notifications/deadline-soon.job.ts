@@ -24,7 +24,6 @@ export function createDeadlineSoonJob(opts: { now?: () => Date } = {}): JobDefin
   return {
     name: 'notifications-deadline-soon',
     schedule: (env) => ({ cron: env.NOTIFICATIONS_DEADLINE_SOON_SCHEDULE, timezone: 'UTC' }),
-    isIdle: (s) => s.HoldsNotified === 0 && s.SkippedLockedCount === 0,
     async run(ctx: JobContext): Promise<DeadlineSoonSummary> {
       const at = opts.now?.() ?? new Date();
       const horizon = new Date(at.getTime() + ctx.env.NOTIFICATIONS_DEADLINE_SOON_MINUTES * 60_000);

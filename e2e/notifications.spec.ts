@@ -7,8 +7,9 @@ test('an agent creates a booking → the developer manager\'s bell shows it live
   const bell = page.getByTestId('notification-bell');
   await expect(bell).toBeVisible();
   const unread = async () => Number((await bell.getAttribute('aria-label'))?.match(/\d+/)?.[0] ?? 0);
-  await expect.poll(async () => (await bell.getAttribute('aria-label')) ?? '').toMatch(/Уведомления/);
-  const before = await unread();
+  // the count the server has now, and the bell showing it (its first fetch done)
+  const { unread: before } = await trpcQuery<{ unread: number }>(page.request, 'notifications.unreadCount', undefined);
+  await expect.poll(unread, { timeout: 15_000 }).toBe(before);
   await page.evaluate(() => { (window as unknown as { __noReload: boolean }).__noReload = true; });
 
   // an agent (another session) books a free object while the manager's page is open

@@ -6,6 +6,7 @@ import type { MessengerTopic } from '../server/messenger/card';
 import { replayIntoDealChats } from '../server/messenger/replay';
 import { createDatabase } from '../server/platform/db';
 import { createLogger } from '../server/platform/logger';
+import { seedNotifications } from './seed-notifications';
 import { BUILDINGS, DEMO_PASSWORD, PROJECTS, TENANTS, USERS, idFor, prng } from './seed-data';
 
 /**
@@ -307,6 +308,9 @@ export async function seed(url: string, log: (l: string) => void = console.log):
     } finally {
       await database.close();
     }
+    // notifications of the demo deals: notifications' consumer run over the bookings' crm events (#20)
+    const notified = await seedNotifications(url, bookings);
+    log(`[seed] notifications: ${notified} crm events applied by ${'notifications.booking-events'}`);
     log(`[seed] ${TENANTS.length} tenants, ${projects.length} projects, ${buildings.length} buildings, ${objects.length} property objects, ${deals.length} deals, ${bookings.length} bookings, ${objectCards.length} object cards, ${outbox.length} chessboard events`);
     return { objects: objects.length, bookings: bookings.length, inserted: true };
   } finally {

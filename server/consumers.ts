@@ -2,7 +2,9 @@ import { crmPropertyObjectStatusConsumer } from './chessboard/crm-property-objec
 import { cardProjectionConsumer } from './catalog/card-projection.consumer';
 import { crmPropertyObjectProjectionConsumer } from './crm/property-object-projection.consumer';
 import { dealChatConsumer } from './messenger/deal-chat.consumer';
+import { notificationsBookingEventsConsumer } from './notifications/booking-events.consumer';
 import type { ConsumerDefinition } from './platform/kafka/consumer-runner';
 
 /** Every Kafka consumer the worker runs. */
-export const consumers: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer, crmPropertyObjectProjectionConsumer, dealChatConsumer];
+export const consumers: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer, crmPropertyObjectProjectionConsumer,
+  dealChatConsumer, notificationsBookingEventsConsumer];

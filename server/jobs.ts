@@ -4,6 +4,8 @@ import { projectAggregatesRecalcJob } from './chessboard/project-aggregates-reca
 import { delistedRetentionJob } from './catalog/delisted-retention.job';
 import { createOutboxRelayJob } from './platform/outbox/outbox-relay.job';
 import { reconciliationJob } from './ops/reconciliation.job';
+import { notificationsDeadlineSoonJob } from './notifications/deadline-soon.job';
+import { notificationsRetentionJob } from './notifications/retention.job';
 import type { JobDefinition, JobName } from './platform/jobs/types';
 
 /** Every worker job by its fixed name (DESIGN.md). The relay is stateful, so each caller gets its own. */
@@ -15,5 +17,7 @@ export function createJobs(): Record<JobName, JobDefinition> {
     'delisted-retention': delistedRetentionJob,
     'outbox-relay': createOutboxRelayJob(),
     reconciliation: reconciliationJob,
+    'notifications-deadline-soon': notificationsDeadlineSoonJob,
+    'notifications-retention': notificationsRetentionJob,
   };
 }

@@ -6,6 +6,7 @@ import { loadUserProfile } from '@/server/auth/sign-in';
 import { getServices } from '@/server/platform/services';
 import { ConsoleNav, ShellMenu, SkipLink } from '../_components/console-nav';
 import { LocaleSwitch } from '../_components/locale-switch';
+import { NotificationBell } from '../_components/notification-bell';
 import { SessionProvider } from '../_components/session';
 import { SignOutButton } from '../_components/sign-out-button';
 
@@ -25,6 +26,7 @@ export default async function ConsoleLayout({ children }: { children: React.Reac
         <SkipLink />
         <header className="shell-header">
           <a className="brand" href="/chessboard">{t('app.brand')}</a>
+          <NotificationBell />
           <ShellMenu>
             <ConsoleNav />
             <div className="shell-user">

@@ -226,7 +226,7 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
       </div>
       {compact ? null : (
       <ol className="hops">
-        {chain.hops.map((hop) => (
+        {[...chain.hops, ...(chain.participants ?? [])].map((hop) => (
           <li key={hop.key} className={`hop hop-row-${hop.state}`} data-kind={hop.kind} data-state={hop.state}>
             <span className={`hop-state hop-${hop.state}`} aria-hidden="true">{STATE_GLYPH[hop.state]}</span>
             <span className="hop-name">{t(`hop.${hop.kind}`)}</span>

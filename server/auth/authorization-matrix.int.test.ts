@@ -14,6 +14,7 @@ import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, 
 import { projectedObjectOf } from '../testing/crm-projection';
 import { dealChats } from '../messenger/schema';
 import { POSTING_ROLES } from '../messenger/queries';
+import { notifications } from '../notifications/schema';
 
 /**
  * Authorization matrix: every procedure of auth, chessboard, booking and deal (and ops.bookingTimeline)
@@ -118,6 +119,16 @@ async function insertChat(tenantId: string, agentId: string | null): Promise<Rec
   return { dealId };
 }
 
+/** A notification addressed to the caller (a booking event of `tenantId` the caller created). */
+async function insertNotificationFor(tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
+  const userId = actor?.userId ?? randomUUID();
+  const [row] = await t.database.db.insert(notifications).values({
+    messageId: randomUUID(), recipient: `user:${userId}`, recipientUserId: userId, tenantId, type: 'BookingCreated',
+    bookingId: randomUUID(), dealId: randomUUID(), occurredAt: new Date(),
+  }).returning({ id: notifications.id });
+  return { notificationId: String(row!.id) };
+}
+
 const bookingSetup = (state: BookingState) => (tenantId: string, actor: Actor | null) => insertBooking(tenantId, state, actor?.userId ?? null);
 
 /** A requisite set of `tenantId` created by the caller (an agent sees the sets it created). */
@@ -130,6 +141,21 @@ async function requisiteSetSetup(tenantId: string, actor: Actor | null): Promise
 // ---- the cases -----------------------------------------------------------------------------------
 
 const cases: Case[] = [
+  // notifications (#20): every signed-in user has a notification centre; what it shows is addressed to
+  // the user in the user's tenant (cross-tenant roles: wherever they are addressed)
+  {
+    path: 'notifications.list', roles: null, setup: insertNotificationFor,
+    list: (r, fx) => (r as { items: { id: number }[] }).items.some((n) => String(n.id) === fx.ids.notificationId),
+    call: (c) => c.notifications.list({ limit: 100 }),
+  },
+  { path: 'notifications.unreadCount', roles: null, global: true, call: (c) => c.notifications.unreadCount() },
+  {
+    path: 'notifications.markRead', roles: null, setup: insertNotificationFor,
+    // a notification the caller cannot see is not marked (it looks missing)
+    list: (r) => (r as { marked: number }).marked === 1,
+    call: (c, fx) => c.notifications.markRead({ ids: [Number(fx.ids.notificationId)] }),
+  },
+  { path: 'notifications.markAllRead', roles: null, global: true, call: (c) => c.notifications.markAllRead() },
   // auth
   {
     path: 'auth.signIn', roles: 'public', global: true,
@@ -318,9 +344,9 @@ async function run(c: Case, role: Role | null, tenant: Tenant): Promise<Outcome>
 }
 
 describe('authorization matrix', () => {
-  it('covers every procedure of auth, chessboard, booking, deal, profile and messenger', () => {
+  it('covers every procedure of auth, chessboard, booking, deal, profile, messenger and notifications', () => {
     const procedures = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures)
-      .filter((p) => /^(auth|chessboard|booking|deal|profile|messenger)\./.test(p));
+      .filter((p) => /^(auth|chessboard|booking|deal|profile|messenger|notifications)\./.test(p));
     expect(cases.map((c) => c.path).filter((p) => !p.startsWith('ops.')).sort()).toEqual(procedures.sort());
   });
 

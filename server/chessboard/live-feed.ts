@@ -5,6 +5,7 @@ import { counter } from '../platform/metrics';
 import { outboxChannel, type OutboxNotice } from '../platform/outbox/write';
 import { tenantBuildingFingerprint } from './queries';
 import { MESSENGER_CHANNEL } from '../messenger/live';
+import { NOTIFICATIONS_CHANNEL } from '../notifications/booking-events';
 
 /**
  * Live updates for open console pages (the SSE streams of app/api/events). One LISTEN connection per
@@ -19,7 +20,9 @@ import { MESSENGER_CHANNEL } from '../messenger/live';
  * number of streams, and those streams get `grid` only when the fingerprint changed.
  */
 
-export type LiveEvent = 'grid' | 'chessboard' | 'crm' | 'messenger' | 'resync';
+/** `messenger`: a deal chat of the stream's tenant got a card or a message; `notifications`: a notification of the
+ * stream's tenant was created (pin_notifications, payload = tenant id; #20). */
+export type LiveEvent = 'grid' | 'chessboard' | 'crm' | 'messenger' | 'resync' | 'notifications';
 
 export interface LiveStream {
   /** the actor's tenant scope: null = every tenant (pin_manager, ops) */
@@ -132,6 +135,10 @@ function onMessenger(payload: string): void {
   for (const s of hub().streams) if (hears(s, notice.t)) deliver(s, (x) => x.notify('messenger'));
 }
 
+function onNotifications(tenantId: string): void {
+  for (const s of hub().streams) if (hears(s, tenantId)) deliver(s, (x) => x.notify('notifications'));
+}
+
 function onRevoked(key: string): void {
   for (const s of [...hub().streams]) if (s.revocationKey === key) deliver(s, (x) => x.revoked());
 }
@@ -159,6 +166,7 @@ export function ensureLiveListener(database: Database, logger: Logger): Promise<
       database.sql.listen(outboxChannel('crm'), onCrm, relisten(outboxChannel('crm'))),
       database.sql.listen(MESSENGER_CHANNEL, onMessenger, relisten(MESSENGER_CHANNEL)),
       database.sql.listen(SESSION_REVOKED_CHANNEL, onRevoked, relisten(SESSION_REVOKED_CHANNEL)),
+      database.sql.listen(NOTIFICATIONS_CHANNEL, onNotifications, relisten(NOTIFICATIONS_CHANNEL)),
     ]).then(
       () => undefined,
       (e) => {

@@ -9,6 +9,8 @@ const bookingBase = {
   propertyObjectId: z.uuid(),
   tenantId: z.uuid(),
   bookingVersion: z.number().int().positive(),
+  /** who created the booking (a deal participant: notifications' recipient); additive, absent in older events */
+  createdBy: z.uuid().nullable().optional(),
 };
 
 export const bookingCreatedPayload = z.object({
@@ -54,6 +56,8 @@ export const dealCancelledPayload = z.object({
   bookingId: z.uuid().nullable(),
   propertyObjectId: z.uuid().nullable(),
   bookingVersion: z.number().int().positive().nullable(),
+  /** creator of the released booking (null: none); additive, absent in older events */
+  createdBy: z.uuid().nullable().optional(),
   reason: z.string().max(500),
   cancelledAt: timestamp,
 });
@@ -63,6 +67,8 @@ export const dealSaleStartedPayload = z.object({
   bookingId: z.uuid(),
   propertyObjectId: z.uuid(),
   bookingVersion: z.number().int().positive(),
+  /** creator of the booking; additive, absent in older events */
+  createdBy: z.uuid().nullable().optional(),
   startedAt: timestamp,
 });
 

@@ -17,6 +17,7 @@ const base = (b: BookingRecord) => ({
   propertyObjectId: b.propertyObjectId,
   tenantId: b.tenantId,
   bookingVersion: b.version,
+  createdBy: b.createdBy ?? null,
 });
 
 function bookingEvent<T extends Topic>(topic: T, b: BookingRecord, meta: Meta, payload: OutboxEvent<T>['payload']): OutboxEvent<T> {
@@ -98,6 +99,7 @@ export function dealCancelledEvent(
       bookingId: released?.id ?? null,
       propertyObjectId: released?.propertyObjectId ?? null,
       bookingVersion: released?.version ?? null,
+      createdBy: released?.createdBy ?? null,
       reason,
       cancelledAt: meta.now.toISOString(),
     },
@@ -119,6 +121,7 @@ export function dealSaleStartedEvent(b: BookingRecord, meta: Meta): OutboxEvent<
       bookingId: b.id,
       propertyObjectId: b.propertyObjectId,
       bookingVersion: b.version,
+      createdBy: b.createdBy ?? null,
       startedAt: meta.now.toISOString(),
     },
     correlationId: meta.correlationId,

@@ -8,6 +8,7 @@ import { bookingPrograms, bookings, bookingTimeline, crmOutbox, deals } from '..
 import { chessboardInbox, chessboardOutbox, holdReleases } from '../chessboard/schema';
 import { messengerInbox } from '../messenger/schema';
 import { catalogInbox } from '../catalog/schema';
+import { notificationsInbox } from '../notifications/schema';
 import { TOPICS } from '../platform/kafka/topics';
 import { getSagaTimeline, type SagaChain } from './saga-timeline';
 
@@ -199,5 +200,22 @@ describe('saga timeline of a booking', () => {
     const { bookingId } = await insertBooking();
     await expect(getSagaTimeline(t.database.db, foreign, bookingId)).rejects.toMatchObject({ kind: 'NOT_FOUND', code: 'CRM_BOOKING_NOT_FOUND' });
     await expect(getSagaTimeline(t.database.db, ops, bookingId)).resolves.toBeTruthy();
+  });
+});
+
+describe('saga timeline: the notifications hop (#20)', () => {
+  it('each crm message shows notifications as a participant hop with its latency from the publication; pending until its inbox row', async () => {
+    const db = t.database.db;
+    const { bookingId } = await insertBooking();
+    const created = await crmMessage(bookingId, TOPICS.bookingCreated, at(5), at(40));
+    await db.insert(bookingTimeline).values({
+      bookingId, tenantId: world.tenantId, at: T0, actorType: 'user', actorId: manager.userId, action: 'create',
+      fromStatus: null, toStatus: 'Reserved', messageIds: [created], bookingVersion: 1,
+    });
+    const before = await getSagaTimeline(db, manager, bookingId);
+    expect(before.steps[0]!.chains[0]!.participants).toMatchObject([{ kind: 'notifications_applied', state: 'pending', latencyMs: null }]);
+    await db.insert(notificationsInbox).values({ consumer: 'notifications.booking-events', messageId: created, topic: TOPICS.bookingCreated, processedAt: at(95), result: 'applied' });
+    const after = await getSagaTimeline(db, manager, bookingId);
+    expect(after.steps[0]!.chains[0]!.participants).toMatchObject([{ kind: 'notifications_applied', state: 'done', latencyMs: 55, detail: 'applied' }]);
   });
 });

@@ -11,6 +11,8 @@ import type { DbOrTx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { TOPICS } from '../platform/kafka/topics';
 import { users } from './schema';
+import { notificationsBookingEventsConsumer } from '../notifications/booking-events.consumer';
+import { notificationsInbox } from '../notifications/schema';
 
 /**
  * The saga timeline of one booking: every hop of every message it caused, across crm → Kafka →
@@ -31,7 +33,9 @@ export type HopKind =
   | 'chessboard_published'
   | 'catalog_applied'
   | 'messenger_applied'
-  | 'safety_net_release';
+  | 'safety_net_release'
+  /** a participant of the saga (#20): notifications applied the crm message (its own inbox) */
+  | 'notifications_applied';
 
 /** done: happened; pending: expected, not yet; failed: rejected / DLQ / mismatch; skipped: will not happen. */
 export type HopState = 'done' | 'pending' | 'failed' | 'skipped';
@@ -57,6 +61,11 @@ export interface SagaChain {
   messageId: string;
   topic: string;
   hops: SagaHop[];
+  /**
+   * The saga's other participants that react to the crm message besides the chessboard (#20:
+   * notifications), each with its latency from the publication. Informational: not part of hasPending.
+   */
+  participants?: SagaHop[];
 }
 
 export interface SagaStep {
@@ -168,6 +177,18 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
   const chessOut = causedIds.length
     ? await db.select().from(chessboardOutbox).where(sql`${chessboardOutbox.messageId} IN ${causedIds} OR (${chessboardOutbox.payload}->>'causationId') IN ${crmIds.length ? crmIds : ['00000000-0000-0000-0000-000000000000']}`)
     : [];
+  const notifInbox = crmIds.length
+    ? await db.select().from(notificationsInbox).where(and(inArray(notificationsInbox.messageId, crmIds), eq(notificationsInbox.consumer, notificationsBookingEventsConsumer.name)))
+    : [];
+  const notificationTopics = new Set<string>(notificationsBookingEventsConsumer.topics);
+  const notificationsHop = (msg: OutboxRow): SagaHop => {
+    if (!notificationTopics.has(msg.topic)) return hop('notifications_applied', msg.messageId, 'skipped', null, msg.publishedAt, 'not-consumed', null);
+    const inbox = notifInbox.find((r) => r.messageId === msg.messageId);
+    if (inbox) {
+      return hop('notifications_applied', msg.messageId, inbox.result === 'rejected' ? 'failed' : 'done', inbox.processedAt, msg.publishedAt, inbox.result + (inbox.detail ? `:${inbox.detail}` : ''), inbox);
+    }
+    return hop('notifications_applied', msg.messageId, msg.publishedAt ? 'pending' : 'skipped', null, msg.publishedAt, null, null);
+  };
   const catalogIds = chessOut.map((r) => r.messageId);
   const catInbox = catalogIds.length ? await db.select().from(catalogInbox).where(inArray(catalogInbox.messageId, catalogIds)) : [];
 
@@ -204,7 +225,8 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
   };
   const chainOf = (msg: OutboxRow, commandAt: Date | null): SagaChain => {
     const chain = chessboardChainOf(msg, commandAt);
-    return { ...chain, hops: [...chain.hops, messengerHop(msg)] };
+    // messenger's card is a hop of the chain; notifications is shown beside it (informational, not in hasPending)
+    return { ...chain, hops: [...chain.hops, messengerHop(msg)], participants: [notificationsHop(msg)] };
   };
 
   const chessboardChainOf = (msg: OutboxRow, commandAt: Date | null): SagaChain => {

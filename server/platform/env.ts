@@ -63,6 +63,12 @@ export const envSchema = z.object({
   DELISTED_RETENTION_MAX_BATCHES_PER_RUN: positiveInt(100),
   DELISTED_RETENTION_MAX_RUN_DURATION_MS: durationMs(20 * 60_000),
 
+  // notifications (issue 20): "deadline soon" when a reserve/booking has less than this left; read ones pruned after the retention
+  NOTIFICATIONS_DEADLINE_SOON_SCHEDULE: z.string().default('15 * * * * *'),
+  NOTIFICATIONS_DEADLINE_SOON_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(15),
+  NOTIFICATIONS_RETENTION_SCHEDULE: z.string().default('0 45 3 * * *'),
+  NOTIFICATIONS_RETENTION_MS: durationMs(30 * 24 * 3600_000),
+
   // outbox relay
   OUTBOX_RELAY_SCHEDULE: z.string().default('*/5 * * * * *'),
   OUTBOX_RELAY_BATCH_SIZE: positiveInt(500),

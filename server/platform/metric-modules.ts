@@ -9,6 +9,7 @@ import '../crm/metrics';
 import '../chessboard/metrics';
 import '../messenger/metrics';
 import '../catalog/retention-metrics';
+import '../notifications/metrics';
 import '../ops/reconciliation';
 import '../auth/sign-in';
 import '../chessboard/live-feed';

@@ -194,6 +194,7 @@ describe('worker /metrics (server/worker.ts as a child process)', () => {
         WORKER_METRICS_PORT: String(port), LOG_LEVEL: 'info', OTEL_TRACES_EXPORTER: 'none',
         BOOKING_EXPIRATION_SCHEDULE: every, HOLD_EXPIRATION_SCHEDULE: every, AGGREGATES_RECALC_SCHEDULE: every,
         DELISTED_RETENTION_SCHEDULE: every, OUTBOX_RELAY_SCHEDULE: every,
+        NOTIFICATIONS_DEADLINE_SOON_SCHEDULE: every, NOTIFICATIONS_RETENTION_SCHEDULE: every,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -5,3 +5,4 @@ export * from '../catalog/schema';
 export * from '../ops/schema';
 export * from '../profile/schema';
 export * from '../messenger/schema';
+export * from '../notifications/schema';

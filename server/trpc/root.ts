@@ -5,6 +5,7 @@ import { catalogRouter } from '../catalog/router';
 import { opsRouter } from '../ops/router';
 import { profileRouter } from '../profile/router';
 import { messengerRouter } from '../messenger/router';
+import { notificationsRouter } from '../notifications/router';
 import { createCallerFactory, router } from './init';
 
 /** DESIGN.md: routers auth, booking, deal, chessboard, catalog, ops, profile. */
@@ -17,6 +18,7 @@ export const appRouter = router({
   ops: opsRouter,
   profile: profileRouter,
   messenger: messengerRouter,
+  notifications: notificationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -57,9 +57,13 @@ export async function GET(req: Request): Promise<Response> {
       const send = (event: string, data: unknown) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 
       let crmTimer: ReturnType<typeof setTimeout> | null = null;
+      let notificationsTimer: ReturnType<typeof setTimeout> | null = null;
       const notify = (event: LiveEvent) => {
         if (event === 'crm') {
           crmTimer ??= setTimeout(() => { crmTimer = null; send('crm', {}); }, 100);
+        } else if (event === 'notifications') {
+          // the bell refetches what the viewer may see (the tenant's notice says only "something new")
+          notificationsTimer ??= setTimeout(() => { notificationsTimer = null; send('notifications', {}); }, 100);
         } else send(event, event === 'grid' ? { buildingId } : {});
       };
       const signedOut = () => {
@@ -74,6 +78,7 @@ export async function GET(req: Request): Promise<Response> {
         clearInterval(heartbeat);
         clearInterval(recheck);
         if (crmTimer) clearTimeout(crmTimer);
+        if (notificationsTimer) clearTimeout(notificationsTimer);
         try {
           controller.close();
         } catch {

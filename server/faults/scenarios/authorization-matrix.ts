@@ -53,6 +53,14 @@ async function dealChat(t: TestContext, tenantId: string, actor: Actor | null): 
   await t.database.sql`INSERT INTO messenger.deal_chats (deal_id, tenant_id, agent_id) VALUES (${dealId}, ${tenantId}, ${actor?.role === 'agent' ? actor.userId : null})`;
   return { dealId };
 }
+/** A notification of `tenantId` addressed to the caller (as the consumer writes one for the booking's creator). */
+async function notificationFor(t: TestContext, tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
+  const userId = actor?.userId ?? randomUUID();
+  const [row] = await t.database.sql<{ id: string }[]>`
+    INSERT INTO notifications.notifications (message_id, recipient, recipient_user_id, tenant_id, type, booking_id, deal_id, occurred_at)
+    VALUES (${randomUUID()}, ${`user:${userId}`}, ${userId}, ${tenantId}, 'BookingCreated', ${randomUUID()}, ${randomUUID()}, now()) RETURNING id::text AS id`;
+  return { notificationId: row!.id };
+}
 const DASHBOARD_READ: Role[] = ['ops', 'pin_manager', 'viewer'];
 const OPS: Role[] = ['ops'];
 
@@ -161,6 +169,11 @@ const CASES: Case[] = [
   // messenger (#20): a deal chat is read by anyone of its tenant; its participants post
   { path: 'messenger.chat', allowed: 'signed-in', byId: true, setup: dealChat, input: (fx) => ({ dealId: fx.ids.dealId }) },
   { path: 'messenger.post', allowed: POSTING_ROLES, byId: true, setup: dealChat, input: (fx) => ({ dealId: fx.ids.dealId, text: 'matrix' }) },
+  // notifications (#20): every signed-in user reads and marks its own; another tenant's are invisible (never NOT_FOUND: ignored)
+  { path: 'notifications.list', allowed: 'signed-in', setup: notificationFor, input: () => ({ limit: 100 }) },
+  { path: 'notifications.unreadCount', allowed: 'signed-in', input: () => undefined },
+  { path: 'notifications.markRead', allowed: 'signed-in', setup: notificationFor, input: (fx) => ({ ids: [Number(fx.ids.notificationId)] }) },
+  { path: 'notifications.markAllRead', allowed: 'signed-in', input: () => undefined },
   { path: 'catalog.cardById', allowed: 'public', input: (fx) => ({ id: fx.world.objectIds.free }) },
   { path: 'catalog.projectCardById', allowed: 'public', input: (fx) => ({ id: fx.world.projectId }) },
   { path: 'catalog.delistedBacklog', allowed: DASHBOARD_READ, input: () => undefined },

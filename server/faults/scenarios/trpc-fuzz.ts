@@ -94,7 +94,7 @@ export async function trpcFuzzScenario(t: TestContext, opts: { runsPerProcedure:
   const knownIds = [...world.objectIds.slice(0, 8), ...world.dealIds.slice(0, 8), ...bookingIds, ...setIds, world.projectId, world.buildingId, world.programId, world.tenantId, pin.id];
   const tables = (await sql<{ t: string }[]>`
     SELECT table_schema || '.' || table_name AS t FROM information_schema.tables
-     WHERE table_schema IN ('crm', 'chessboard', 'catalog', 'ops', 'auth', 'profile', 'messenger') AND table_type = 'BASE TABLE' ORDER BY 1`).map((r) => r.t);
+     WHERE table_schema IN ('crm', 'chessboard', 'catalog', 'ops', 'auth', 'profile', 'messenger', 'notifications') AND table_type = 'BASE TABLE' ORDER BY 1`).map((r) => r.t);
 
   const fingerprint = async (except: string[] = []): Promise<Record<string, string>> => {
     const parts = tables.filter((tb) => !except.includes(tb)).map((tb) => `SELECT '${tb}' AS t, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${tb} x`);

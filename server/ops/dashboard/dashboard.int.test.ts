@@ -169,7 +169,7 @@ describe('overview', () => {
     expect(o.delisted.propertyObjects).toMatchObject({ all: 2, pastCutoff: 1 });
     expect(o.delisted.projects).toMatchObject({ all: 1, pastCutoff: 1 });
     expect(o.kafkaError).toBeNull();
-    expect(o.consumers!.map((c) => c.group).sort()).toEqual(['catalog.card-projection', 'chessboard.crm-property-object-status', 'crm.property-object-projection', 'messenger.deal-chat']);
+    expect(o.consumers!.map((c) => c.group).sort()).toEqual(['catalog.card-projection', 'chessboard.crm-property-object-status', 'crm.property-object-projection', 'messenger.deal-chat', 'notifications.booking-events']);
     expect(o.dlq!.every((d) => d.size === 0)).toBe(true);
     expect(o.jobs.map((j) => j.name)).toContain('reconciliation');
     expect(o.jobs.find((j) => j.name === 'booking-expiration')!.lastRun).toMatchObject({ status: 'failed', error: 'Error: boom', durationMs: 100 });

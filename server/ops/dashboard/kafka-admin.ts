@@ -121,7 +121,7 @@ export interface GroupLag {
 }
 
 /** Every consumer group the worker runs, with the topics it consumes (unprefixed). */
-export function consumerGroups(): { group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger'; topics: string[] }[] {
+export function consumerGroups(): { group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications'; topics: string[] }[] {
   return consumers.map((c) => ({ group: c.name, inbox: c.inbox, topics: [...c.topics] }));
 }
 

@@ -385,7 +385,7 @@ export async function listFailingOutboxRows(db: DbOrTx, input: { outbox: OutboxN
  */
 export async function estimateConsumerTimeLag(
   db: DbOrTx,
-  input: { now: Date; group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger'; topics: string[] },
+  input: { now: Date; group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications'; topics: string[] },
 ): Promise<number | null> {
   const byOutbox = new Map<OutboxName, string[]>();
   for (const t of input.topics) {
@@ -436,6 +436,8 @@ export function itemsOf(job: string, summary: Record<string, unknown> | null | u
     case 'delisted-retention': return n('DeletedPropertyObjectCards') + n('DeletedProjectCards');
     case 'outbox-relay': return n('Published');
     case 'reconciliation': return n('Total');
+    case 'notifications-deadline-soon': return n('NotificationsCreated');
+    case 'notifications-retention': return n('DeletedNotifications');
     default: return null;
   }
 }

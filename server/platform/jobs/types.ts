@@ -10,6 +10,8 @@ export const JOB_NAMES = [
   'delisted-retention',
   'outbox-relay',
   'reconciliation',
+  'notifications-deadline-soon',
+  'notifications-retention',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 

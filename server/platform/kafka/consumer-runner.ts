@@ -49,7 +49,7 @@ export class RejectMessage extends Error {
 export interface ConsumerDefinition {
   /** consumer group id (prefixed by KAFKA_TOPIC_PREFIX) and inbox `consumer` value */
   name: string;
-  inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger';
+  inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications';
   topics: Topic[];
   handle(tx: Tx, message: ConsumedMessage, ctx: { logger: Logger; env: Env }): Promise<HandlerOutcome>;
 }

@@ -30,6 +30,7 @@ export const CONSUMER_GROUPS = {
   catalogCardProjection: 'catalog.card-projection',
   crmPropertyObjectProjection: 'crm.property-object-projection',
   messengerDealChat: 'messenger.deal-chat',
+  notificationsBookingEvents: 'notifications.booking-events',
 } as const;
 
 export type ConsumerGroupId = (typeof CONSUMER_GROUPS)[keyof typeof CONSUMER_GROUPS];

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { crmContracts, CRM_EVENT_TYPES, type CrmTopic } from '../server/contracts/crm';
+import type { AnyEnvelope } from '../server/contracts/envelope';
+import { notificationsBookingEventsConsumer } from '../server/notifications/booking-events.consumer';
+import { createDatabase } from '../server/platform/db';
+import { parseEnv } from '../server/platform/env';
+import { TOPICS } from '../server/platform/kafka/topics';
+import { createLogger } from '../server/platform/logger';
+
+type Row = Record<string, unknown>;
+
+/** A deterministic uuid from a name (the seed is deterministic). */
+function uuidFor(name: string): string {
+  const h = createHash('sha256').update(`seed-notifications:${name}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const iso = (d: unknown) => (d as Date).toISOString();
+
+/**
+ * The crm events the seeded bookings' history stands for (created, confirmed, paid, expired,
+ * cancelled, sale started), in version order, as crm's producer builds them.
+ */
+export function seededCrmEvents(bookings: Row[]): { topic: CrmTopic; envelope: AnyEnvelope }[] {
+  const out: { topic: CrmTopic; envelope: AnyEnvelope }[] = [];
+  for (const b of bookings) {
+    const base = {
+      bookingId: b.id as string, dealId: b.deal_id as string, propertyObjectId: b.property_object_id as string,
+      tenantId: b.tenant_id as string, createdBy: (b.created_by as string | null) ?? null,
+    };
+    const push = (topic: CrmTopic, at: Date, payload: Record<string, unknown>, aggregate: 'Booking' | 'Deal' = 'Booking') => {
+      const envelope = crmContracts[topic].parse({
+        messageId: uuidFor(`${base.bookingId}:${topic}`), type: CRM_EVENT_TYPES[topic], contractVersion: 1, aggregateType: aggregate,
+        aggregateId: aggregate === 'Booking' ? base.bookingId : base.dealId, occurredAt: at.toISOString(), tenantId: base.tenantId,
+        correlationId: uuidFor(`${base.bookingId}:correlation`), causationId: null, payload,
+      }) as AnyEnvelope;
+      out.push({ topic, envelope });
+    };
+    const status = b.status as string;
+    const createdAt = b.created_at as Date;
+    push(TOPICS.bookingCreated, createdAt, { ...base, bookingVersion: 1, programId: b.program_id, status: 'Reserved', reserveExpiresAt: iso(b.reserve_expires_at), createdAt: iso(createdAt) });
+    const booked = b.booked_at as Date | null;
+    if (booked && b.booking_expires_at) {
+      push(TOPICS.bookingConfirmed, booked, { ...base, bookingVersion: 2, status: 'Booked', bookedAt: iso(booked), bookingExpiresAt: iso(b.booking_expires_at) });
+      if (b.payment_status === 'Paid') push(TOPICS.bookingPaid, booked, { ...base, bookingVersion: 2, paidAt: iso(booked) });
+    }
+    const closedAt = (b.closed_at as Date | null) ?? createdAt;
+    const version = b.version as number;
+    if (status === 'ReserveExpired' || status === 'BookingExpired') {
+      const phase = status === 'ReserveExpired' ? 'Reserve' : 'Booking';
+      push(TOPICS.bookingExpired, closedAt, { ...base, bookingVersion: version, phase, status, expiredAt: iso(closedAt), deadline: iso(phase === 'Reserve' ? b.reserve_expires_at : b.booking_expires_at) });
+    } else if (status === 'Cancelled') {
+      push(TOPICS.bookingCancelled, closedAt, { ...base, bookingVersion: version, fromStatus: 'Reserved', reason: String(b.closed_reason ?? 'cancelled'), cancelledAt: iso(closedAt) });
+    } else if (status === 'Completed') {
+      push(TOPICS.dealSaleStarted, closedAt, { ...base, bookingVersion: version, startedAt: iso(closedAt) }, 'Deal');
+    }
+  }
+  return out;
+}
+
+/**
+ * Notifications of the demo deals, made by running notifications' consumer over the seeded bookings'
+ * events (each in a transaction with its inbox row, as the runner does), not written by hand.
+ */
+export async function seedNotifications(url: string, bookings: Row[]): Promise<number> {
+  const database = createDatabase(url, { max: 2, applicationName: 'pin-seed' });
+  const env = parseEnv({ ...process.env, DATABASE_URL: url });
+  const logger = createLogger('seed', { level: 'warn' });
+  const def = notificationsBookingEventsConsumer;
+  let applied = 0;
+  try {
+    for (const { topic, envelope } of seededCrmEvents(bookings)) {
+      await database.db.transaction(async (tx) => {
+        const inserted = await tx.execute(sql`INSERT INTO notifications.inbox (consumer, message_id, topic, result)
+          VALUES (${def.name}, ${envelope.messageId}, ${topic}, 'applied') ON CONFLICT DO NOTHING RETURNING message_id`);
+        if (inserted.length === 0) return;
+        const res = await def.handle(tx, { topic, envelope, partition: 0, offset: '0' }, { logger, env });
+        if (res.result !== 'applied') await tx.execute(sql`UPDATE notifications.inbox SET result = ${res.result}, detail = ${res.detail ?? null} WHERE consumer = ${def.name} AND message_id = ${envelope.messageId}`);
+        applied += 1;
+      });
+    }
+  } finally {
+    await database.close();
+  }
+  return applied;
+}

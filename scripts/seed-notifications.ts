@@ -65,7 +65,9 @@ export function seededCrmEvents(bookings: Row[]): { topic: CrmTopic; envelope: A
  */
 export async function seedNotifications(url: string, bookings: Row[]): Promise<number> {
   const database = createDatabase(url, { max: 2, applicationName: 'pin-seed' });
-  const env = parseEnv({ ...process.env, DATABASE_URL: url });
+  // the handler reads its settings from the env; the seed talks to no broker, and `npm start` / the e2e run
+  // start Kafka in process without putting KAFKA_BROKERS into process.env (a fresh clone failed here)
+  const env = parseEnv({ ...process.env, DATABASE_URL: url, KAFKA_BROKERS: process.env.KAFKA_BROKERS || 'not-used-by-the-seed:9092' });
   const logger = createLogger('seed', { level: 'warn' });
   const def = notificationsBookingEventsConsumer;
   let applied = 0;

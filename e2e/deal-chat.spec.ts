@@ -46,7 +46,8 @@ test('an agent\'s booking shows its card in the deal chat; the manager confirms 
   await expect(card.locator('[data-action=confirm]')).toBeVisible({ timeout: 30_000 });
   await snap(manager, testInfo, 'deal-chat-created-card');
   await card.locator('[data-action=confirm]').click();
-  await manager.getByTestId('dialog-confirm').click();
+  // every card with an action has its (closed) dialog in the page: the open one is this card's
+  await manager.locator('dialog[open]').getByTestId('dialog-confirm').click();
   // booking-confirmed → its card arrives live (no reload), and the Confirm button is gone
   const confirmed = managerChat.locator('[data-card=booking-confirmed]').filter({ has: manager.locator(`a[href="/bookings/${booking.id}"]`) });
   await expect(confirmed).toBeVisible({ timeout: 30_000 });

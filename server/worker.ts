@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createDatabase, isPostgresClosedConnectionWrite } from './platform/db';
+import { createDatabase, isAbandonedSocketReset, isPostgresClosedConnectionWrite } from './platform/db';
 import { loadEnv } from './platform/env';
 import { createLogger } from './platform/logger';
 import { startTracing } from './platform/tracing';
@@ -41,6 +41,10 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (e) => {
     if (isPostgresClosedConnectionWrite(e)) {
       logger.error({ err: { message: (e as Error).message } }, 'postgres.js wrote to a closed connection (database restart?); the transaction failed, the pool reconnects');
+      return;
+    }
+    if (isAbandonedSocketReset(e)) {
+      logger.error({ err: { message: (e as Error).message } }, 'a connection its owner had already dropped was reset (database restart?); nothing reads it, going on');
       return;
     }
     logger.fatal({ err: { message: (e as Error)?.message, stack: (e as Error)?.stack } }, 'uncaught exception');

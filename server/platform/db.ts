@@ -56,6 +56,19 @@ const STARTUP_PADDING = 'x'.repeat(1024);
  * transaction's caller has already been rejected (CONNECTION_CLOSED) and the pool reconnects on the next
  * query, so a process may log it and go on (`next start` logs every uncaught exception and goes on).
  */
+/**
+ * A connection reset raised with no listener: the socket's owner has already dropped it (removed its
+ * listeners) when the peer reset it. Seen once in a fresh-clone CI run under load: the worker ended with
+ * `read ECONNRESET` at TCP.onStreamRead during the PostgreSQL-restart scenario, while every query and
+ * consumer had already failed with CONNECTION_CLOSED and was retrying. Nothing reads that socket any more,
+ * so the process may log it and go on like the write above. (Which library drops the listener is not
+ * known yet: postgres.js's `closed()` calls `removeAllListeners()`.)
+ */
+export function isAbandonedSocketReset(e: unknown): boolean {
+  const err = e as NodeJS.ErrnoException | null;
+  return err instanceof Error && err.code === 'ECONNRESET' && err.syscall === 'read';
+}
+
 export function isPostgresClosedConnectionWrite(e: unknown): boolean {
   return e instanceof TypeError
     && /Cannot read properties of null \(reading 'write'\)/.test(e.message)

@@ -15,8 +15,9 @@ test('an agent creates a booking on a Free cell and sees it Reserved', async ({ 
   const dealSelect = form.locator('select[name=dealId]');
   await expect(dealSelect.locator('option')).not.toHaveCount(1);
   // every option names the deal as people do (title · status · agent · last change), and the list is searchable
+  // the agent's name arrives with a second query (auth.userNames), so the label is awaited, not read once
+  await expect(dealSelect.locator('option').nth(1)).toHaveText(/^Сделка №\d+ · (Заявка|Бронь) · .+ · .+/);
   const firstOption = (await dealSelect.locator('option').nth(1).innerText()).trim();
-  expect(firstOption).toMatch(/^Сделка №\d+ · (Заявка|Бронь) · .+ · .+/);
   const title = firstOption.split(' · ')[0];
   await form.getByRole('searchbox').fill(title.replace('Сделка ', ''));
   await expect(dealSelect.locator('option')).toHaveCount(2); // the placeholder and the one deal

@@ -24,7 +24,7 @@ export function DealPicker({ tenantId, value, onChange, enabled }: { tenantId: s
     { enabled, placeholderData: (previous) => previous },
   ));
   const agentIds = [...new Set((deals.data?.items ?? []).map((d) => d.agentId).filter((a): a is string => !!a))];
-  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: agentIds }, { enabled: enabled && agentIds.length > 0, staleTime: 300_000 }));
+  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: agentIds }, { enabled: enabled && agentIds.length > 0, staleTime: 300_000, placeholderData: (previous) => previous }));
   const items = deals.data?.items ?? [];
   // the chosen deal stays an option while a search narrows the list, so the form never loses it
   const chosenMissing = value && !items.some((d) => d.id === value);

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { cell, e2eRequisites, freeObjectOfTenantA, openBuildingOf, signIn, snap, USERS } from './helpers';
+import { apiAs, cell, e2eRequisites, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcMutation, trpcQuery, USERS, waitForObjectStatus } from './helpers';
 
 /**
  * #23: the agent fills the buyer's requisites while creating a booking; the booking page shows them
@@ -62,4 +62,38 @@ test('an agent creates a booking with requisites; a manager reveals them; the vi
   await expect(page.getByTestId('booking-status')).toBeVisible();
   await expect(page.getByTestId('booking-requisites')).toHaveCount(0);
   await expect(page.locator('body')).not.toContainText(fields.fullName);
+});
+
+/**
+ * A paid booking made without the buyer's requisites (the demo seed's, or one an agent made in a
+ * hurry) gets them in the upload-contract dialog: crm draws the contract up for them and refuses
+ * the contract without them (CRM_BOOKING_REQUISITES_REQUIRED).
+ */
+test('a manager uploads the contract of a paid booking without requisites: the dialog asks for them', async ({ page, baseURL }, testInfo) => {
+  const fields = e2eRequisites();
+  await signIn(page, USERS.devManager);
+  const pin = await apiAs(baseURL!, USERS.pinManager);
+  const me = await trpcQuery<{ tenantId: string }>(page.request, 'auth.me', undefined);
+  const object = await freeObjectOfTenantA(page.request);
+  const deals = await trpcQuery<{ items: { id: string }[] }>(pin, 'deal.list', { status: ['Application', 'Booking'], tenantId: me.tenantId, pageSize: 10 });
+  const programs = await trpcQuery<{ id: string; isPaid: boolean }[]>(pin, 'booking.programs', { tenantId: me.tenantId });
+  const booking = await trpcMutation<{ id: string }>(pin, 'booking.create', { dealId: deals.items.at(-1)!.id, programId: programs.find((p) => p.isPaid)!.id, propertyObjectId: object.id });
+  await pin.dispose();
+  await waitForObjectStatus(page.request, object.id, 'Reserved');
+
+  await page.goto(`/bookings/${booking.id}`);
+  await expect(page.getByTestId('requisites-none')).toBeVisible();
+  await page.locator('[data-action=uploadContract]').click();
+  const dialog = page.locator('dialog[open]');
+  const picker = dialog.getByTestId('requisites-picker');
+  await expect(picker).toBeVisible();
+  await picker.locator('[data-action=new-requisites]').click();
+  for (const [name, value] of Object.entries(fields)) await picker.locator(`input[name=${name}]`).fill(value);
+  await picker.locator('[data-action=save-requisites]').click();
+  await expect(picker.locator('select[name=requisiteSetId]')).not.toHaveValue('');
+  await snap(page, testInfo, 'upload-contract-requisites');
+  await dialog.getByTestId('dialog-confirm').click();
+
+  await expect(page.getByTestId('booking-status')).toHaveText('Ожидает оплаты', { timeout: 20_000 });
+  await expect(page.getByTestId('booking-requisites').getByTestId('requisites-masked')).toContainText(`•••• ${fields.passportNumber.slice(-4)}`);
 });

@@ -4,6 +4,7 @@ import { useTranslations } from 'next-intl';
 import Link from 'next/link';
 import { useState } from 'react';
 import { ConfirmDialog, type DialogField } from './confirm-dialog';
+import { RequisitesPicker } from './requisites';
 import { Countdown } from './countdown';
 import { useNow } from './clock';
 import { useCan, useSessionUser } from './session';
@@ -61,6 +62,10 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
   const [openedVersion, setOpenedVersion] = useState<number | null>(null);
   const [done, setDone] = useState<BookingActionKey | null>(null);
   const [idempotencyKey, setIdempotencyKey] = useState(newKey);
+  // a paid booking made without the buyer's requisites gets them with its contract (the contract is
+  // drawn up for them; crm refuses CRM_BOOKING_REQUISITES_REQUIRED otherwise), so the dialog asks here
+  const [requisites, setRequisites] = useState<{ setId: string; version: number } | null>(null);
+  const needsRequisites = !booking.requisiteSetId;
 
   /**
    * The mutation's answer is the booking as the command left it: put it in the cache at once, so the
@@ -114,7 +119,7 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
       case 'cancel':
         return mutations.cancel.mutate({ ...base, reason: values.reason.trim() });
       case 'uploadContract':
-        return mutations.uploadContract.mutate({ ...base, document: values.document.trim() });
+        return mutations.uploadContract.mutate({ ...base, document: values.document.trim(), ...(needsRequisites && requisites ? { requisites } : {}) });
       case 'uploadReceipt':
         return mutations.uploadReceipt.mutate({ ...base, document: values.document.trim() });
       default:
@@ -139,6 +144,7 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
             setIdempotencyKey(newKey());
             setDone(null);
             setOpenedVersion(booking.version);
+            setRequisites(null);
             setActive(a);
           }}
         >
@@ -152,6 +158,7 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
           <>
             {openedVersion !== null && booking.version !== openedVersion && !current?.isPending ? <ConcurrentChange booking={booking} /> : null}
             {t(`confirm.${active}.message`)}
+            {active === 'uploadContract' && needsRequisites ? <RequisitesPicker tenantId={booking.tenantId} value={requisites} onChange={setRequisites} /> : null}
           </>
         ) : null}
         confirmLabel={active ? t(`actions.${active}`) : ''}

@@ -21,6 +21,17 @@ export function prng(seed: number): () => number {
   };
 }
 
+/** A copy of `items` in a seeded order (Fisher–Yates on prng): the delivery orders of the property and fault scenarios, reproducible from their seed. */
+export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
+  const rnd = prng(seed);
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 export const TENANTS = [
   { key: 'A', id: idFor('tenant:A'), name: 'Северный Девелопмент' },
   { key: 'B', id: idFor('tenant:B'), name: 'ГородСтрой' },

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { crmContracts, CRM_EVENT_TYPES, type CrmTopic } from '../server/contracts/crm';
 import type { AnyEnvelope } from '../server/contracts/envelope';
 import { notificationsBookingEventsConsumer } from '../server/notifications/booking-events.consumer';
 import { createDatabase } from '../server/platform/db';
-import { parseEnv } from '../server/platform/env';
+import { parseEnv, type Env } from '../server/platform/env';
+import { replayThroughConsumer } from '../server/platform/kafka/replay';
 import { TOPICS } from '../server/platform/kafka/topics';
 import { createLogger } from '../server/platform/logger';
 
@@ -60,30 +60,27 @@ export function seededCrmEvents(bookings: Row[]): { topic: CrmTopic; envelope: A
 }
 
 /**
+ * The env a consumer's handler is given in the seed's replays. The seed talks to no broker, and
+ * `npm start` / the e2e run start Kafka in process without putting KAFKA_BROKERS into process.env (a
+ * fresh clone failed here), so a placeholder satisfies the parse.
+ */
+export function seedEnv(url: string): Env {
+  return parseEnv({ ...process.env, DATABASE_URL: url, KAFKA_BROKERS: process.env.KAFKA_BROKERS || 'not-used-by-the-seed:9092' });
+}
+
+/**
  * Notifications of the demo deals, made by running notifications' consumer over the seeded bookings'
- * events (each in a transaction with its inbox row, as the runner does), not written by hand.
+ * events (each in a transaction with its inbox row, as the runner does), not written by hand. Returns
+ * the events applied or found a no-op (not seen before).
  */
 export async function seedNotifications(url: string, bookings: Row[]): Promise<number> {
   const database = createDatabase(url, { max: 2, applicationName: 'pin-seed' });
-  // the handler reads its settings from the env; the seed talks to no broker, and `npm start` / the e2e run
-  // start Kafka in process without putting KAFKA_BROKERS into process.env (a fresh clone failed here)
-  const env = parseEnv({ ...process.env, DATABASE_URL: url, KAFKA_BROKERS: process.env.KAFKA_BROKERS || 'not-used-by-the-seed:9092' });
-  const logger = createLogger('seed', { level: 'warn' });
-  const def = notificationsBookingEventsConsumer;
-  let applied = 0;
   try {
-    for (const { topic, envelope } of seededCrmEvents(bookings)) {
-      await database.db.transaction(async (tx) => {
-        const inserted = await tx.execute(sql`INSERT INTO notifications.inbox (consumer, message_id, topic, result)
-          VALUES (${def.name}, ${envelope.messageId}, ${topic}, 'applied') ON CONFLICT DO NOTHING RETURNING message_id`);
-        if (inserted.length === 0) return;
-        const res = await def.handle(tx, { topic, envelope, partition: 0, offset: '0' }, { logger, env });
-        if (res.result !== 'applied') await tx.execute(sql`UPDATE notifications.inbox SET result = ${res.result}, detail = ${res.detail ?? null} WHERE consumer = ${def.name} AND message_id = ${envelope.messageId}`);
-        applied += 1;
-      });
-    }
+    const counts = await replayThroughConsumer(database, notificationsBookingEventsConsumer, seededCrmEvents(bookings), {
+      logger: createLogger('seed', { level: 'warn' }), env: seedEnv(url), rejections: 'throw',
+    });
+    return counts.applied + counts.noOp;
   } finally {
     await database.close();
   }
-  return applied;
 }

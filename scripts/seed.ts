@@ -3,10 +3,11 @@ import postgres from 'postgres';
 import { contracts, eventTypes, type Topic } from '../server/contracts';
 import { hashPassword } from '../server/auth/session';
 import type { MessengerTopic } from '../server/messenger/card';
-import { replayIntoDealChats } from '../server/messenger/replay';
+import { dealChatConsumer } from '../server/messenger/deal-chat.consumer';
 import { createDatabase } from '../server/platform/db';
+import { replayThroughConsumer } from '../server/platform/kafka/replay';
 import { createLogger } from '../server/platform/logger';
-import { seedNotifications } from './seed-notifications';
+import { seedEnv, seedNotifications } from './seed-notifications';
 import { BUILDINGS, DEMO_PASSWORD, PROJECTS, TENANTS, USERS, idFor, prng } from './seed-data';
 
 /**
@@ -48,7 +49,7 @@ export async function seed(url: string, log: (l: string) => void = console.log):
     };
     const tenantId = (key: string) => TENANTS.find((t) => t.key === key)!.id;
     // the crm events the seeded bookings went through (not published: the seed writes their end state);
-    // the deal chats are made from them by the messenger consumer's handler (replayIntoDealChats below)
+    // the deal chats are made from them by the messenger consumer's handler (replayThroughConsumer below)
     const crmEvents: { topic: MessengerTopic; envelope: unknown }[] = [];
     const crmEvent = (topic: MessengerTopic, aggregateId: string, tenant: string, occurredAt: Date, payload: Row) => {
       crmEvents.push({ topic, envelope: contracts[topic].parse({
@@ -303,7 +304,7 @@ export async function seed(url: string, log: (l: string) => void = console.log):
     // the deal chats: the messenger consumer's handler over the bookings' events (not written by hand)
     const database = createDatabase(url, { max: 2, applicationName: 'pin-seed' });
     try {
-      const chats = await replayIntoDealChats(database, crmEvents, createLogger('seed', { level: 'warn' }));
+      const chats = await replayThroughConsumer(database, dealChatConsumer, crmEvents, { logger: createLogger('seed', { level: 'warn' }), env: seedEnv(url) });
       log(`[seed] deal chats: ${chats.applied} system cards from ${crmEvents.length} crm events`);
     } finally {
       await database.close();

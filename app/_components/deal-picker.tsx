@@ -2,6 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import { useDeferredValue, useId, useState } from 'react';
+import { ENGAGED_DEAL_STATUSES } from '@/server/crm/deal';
 import { ErrorNotice } from './error-notice';
 import { useFormat } from './format';
 import { useTRPC } from './trpc';
@@ -20,7 +21,7 @@ export function DealPicker({ tenantId, value, onChange, enabled }: { tenantId: s
   const [search, setSearch] = useState('');
   const typed = useDeferredValue(search.trim());
   const deals = useQuery(trpc.deal.list.queryOptions(
-    { status: ['Application', 'Booking'], tenantId, pageSize: 100, ...(typed ? { search: typed.slice(0, 80) } : {}) },
+    { status: [...ENGAGED_DEAL_STATUSES], tenantId, pageSize: 100, ...(typed ? { search: typed.slice(0, 80) } : {}) },
     { enabled, placeholderData: (previous) => previous },
   ));
   const agentIds = [...new Set((deals.data?.items ?? []).map((d) => d.agentId).filter((a): a is string => !!a))];

@@ -1,4 +1,4 @@
-import type { USER_ROLES } from '../ops/schema';
+import type { USER_ROLES } from './schema';
 import { AppError } from '../platform/errors';
 
 export type Role = (typeof USER_ROLES)[number];

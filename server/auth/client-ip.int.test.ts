@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import superjson from 'superjson';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loginAttempts } from '../ops/schema';
+import { loginAttempts } from './schema';
 import { resetRouteServices, testContextForRouteHandlers } from '../testing/harness';
 import { markPeerAddressStamped, PEER_ADDRESS_HEADER } from './client-ip';
 import { SIGN_IN_LIMITS } from './sign-in';

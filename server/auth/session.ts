@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import { and, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../platform/db';
-import { sessions, users } from '../ops/schema';
+import { sessions, users } from './schema';
 import type { Actor } from './actor';
 
 export const SESSION_COOKIE = 'pin_session';

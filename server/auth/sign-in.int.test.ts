@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../testing/harness';
 import { createContextFor } from '../trpc/context';
 import { createCaller } from '../trpc/root';
 import { isAppError } from '../platform/errors';
-import { loginAttempts } from '../ops/schema';
+import { loginAttempts } from './schema';
 import { createSession, resolveSession } from './session';
 import { emailHashOf, progressiveDelayMs, SIGN_IN_LIMITS, signIn } from './sign-in';
 import { insertTenant, insertUser, TEST_PASSWORD } from './test-fixtures';

@@ -3,7 +3,7 @@ import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { counter } from '../platform/metrics';
-import { loginAttempts, tenants, users } from '../ops/schema';
+import { loginAttempts, tenants, users } from './schema';
 import { tenantScope, type Actor, type Role } from './actor';
 import { createSession, hashPassword, verifyPassword } from './session';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../ops/schema';
+import { users } from './schema';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { createContextFor } from '../trpc/context';
 import { createCaller } from '../trpc/root';

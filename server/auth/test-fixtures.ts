@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../platform/db';
-import { tenants, users } from '../ops/schema';
+import { tenants, users } from './schema';
 import { buildings, projects, propertyObjects } from '../chessboard/schema';
 import { crmPropertyObjects } from '../crm/schema';
 import type { Actor, Role } from './actor';

@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CrmPayload, CrmTopic } from '../contracts/crm';
-import { createIdempotentProducer, createKafka } from '../platform/kafka/client';
-import { startConsumer, type RunningConsumer } from '../platform/kafka/consumer-runner';
 import { TOPICS, withPrefix } from '../platform/kafka/topics';
-import { OutboxRelay } from '../platform/outbox/relay';
-import { writeOutbox } from '../platform/outbox/write';
 import { createTestContext, type TestContext } from '../testing/harness';
+import { startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
 import {
   bookingOf, crmEnvelope, eventually, insertObjects, insertProject, jobContext, readObject, statusChangedEvents, type Place,
 } from './chessboard.fixtures';
@@ -19,38 +14,18 @@ import { PROPERTY_OBJECT_ERRORS } from './property-object';
 
 let t: TestContext;
 let place: Place;
-let kafka: Kafka;
-let producer: Producer;
-let relay: OutboxRelay;
-let consumer: RunningConsumer;
+let pipe: BrokerPipeline;
 
 beforeAll(async () => {
   t = await createTestContext({ kafka: true });
   place = await insertProject(t.database);
-  kafka = createKafka(t.env);
-  producer = createIdempotentProducer(kafka);
-  await producer.connect();
-  relay = new OutboxRelay('crm', { database: t.database, env: t.env, logger: t.logger, producer });
-  consumer = await startConsumer(crmPropertyObjectStatusConsumer, { database: t.database, env: t.env, logger: t.logger, kafka });
+  pipe = await startBrokerPipeline(t, 'crm', crmPropertyObjectStatusConsumer);
 }, 120_000);
 
 afterAll(async () => {
-  await consumer?.stop();
-  await relay?.release();
-  await producer?.disconnect();
+  await pipe?.close();
   await t?.close();
 });
-
-/** The crm side of a test: its outbox row, published by the relay. */
-async function publishCrm<T extends CrmTopic>(topic: T, payload: CrmPayload<T>): Promise<string> {
-  const p = payload as { bookingId?: string | null; dealId: string; tenantId: string };
-  const messageId = await t.database.db.transaction((tx) => writeOutbox(tx, 'crm', {
-    topic, aggregateType: 'Booking', aggregateId: p.bookingId ?? p.dealId, tenantId: p.tenantId, payload: payload as never, correlationId: randomUUID(),
-  }));
-  const s = await relay.drain();
-  expect(s.failed).toBe(0);
-  return messageId;
-}
 
 async function inbox(messageId: string) {
   const rows = await t.database.sql<{ result: string; detail: string | null }[]>`
@@ -63,7 +38,7 @@ describe('crm-property-object-status through Kafka', () => {
   it('booking-created published by the crm outbox reserves the object; status-changed caused by the crm message', async () => {
     const [id] = await insertObjects(t.database, place, [{ status: 'Free' }]);
     const b = bookingOf(id);
-    const messageId = await publishCrm(TOPICS.bookingCreated, b.created(new Date(Date.now() + 3600_000)));
+    const messageId = await pipe.publishCrm(TOPICS.bookingCreated, b.created(new Date(Date.now() + 3600_000)));
     expect(await processed(messageId)).toMatchObject({ result: 'applied' });
     expect(await readObject(t.database, id)).toMatchObject({ status: 'Reserved', hold_deal_id: b.dealId });
     const [event] = await statusChangedEvents(t.database, id);
@@ -75,7 +50,7 @@ describe('crm-property-object-status through Kafka', () => {
     const b = bookingOf(id);
     const envelope = crmEnvelope(TOPICS.bookingCreated, b.created(new Date(Date.now() + 3600_000)));
     const marker = crmEnvelope(TOPICS.bookingCreated, b.created(new Date(Date.now() + 3600_000)));
-    const send = (e: typeof envelope) => producer.send({
+    const send = (e: typeof envelope) => pipe.producer.send({
       topic: withPrefix(t.prefix, TOPICS.bookingCreated), acks: -1, messages: [{ key: b.bookingId, value: JSON.stringify(e) }],
     });
     await send(envelope);
@@ -95,7 +70,7 @@ describe('crm-property-object-status through Kafka', () => {
     expect(summary).toMatchObject({ BookedReleasedCount: 1 });
 
     const b = bookingOf(id, place.tenantId, { bookingId, dealId });
-    const messageId = await publishCrm(TOPICS.bookingExpired, b.expired(3, 'Booking'));
+    const messageId = await pipe.publishCrm(TOPICS.bookingExpired, b.expired(3, 'Booking'));
     expect(await processed(messageId)).toMatchObject({ result: 'no-op' });
     expect(await readObject(t.database, id)).toMatchObject({ status: 'Free', status_source: 'ExpirationJob' });
     expect(await statusChangedEvents(t.database, id)).toHaveLength(1);
@@ -105,7 +80,7 @@ describe('crm-property-object-status through Kafka', () => {
   it('INV-CHS-003 through the runner: the mismatch goes to the DLQ, inbox rejected, hold_mismatches row for ops', async () => {
     const [id] = await insertObjects(t.database, place, [{ status: 'Reserved', timer: new Date(Date.now() + 3600_000) }]);
     const before = await readObject(t.database, id);
-    const messageId = await publishCrm(TOPICS.bookingCancelled, bookingOf(id).cancelled());
+    const messageId = await pipe.publishCrm(TOPICS.bookingCancelled, bookingOf(id).cancelled());
     expect(await processed(messageId)).toEqual({ result: 'rejected', detail: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH });
     const rows = await t.database.sql`SELECT message_id, hold_deal_id FROM chessboard.hold_mismatches WHERE property_object_id = ${id}`;
     expect(rows).toEqual([{ message_id: messageId, hold_deal_id: before.hold_deal_id }]);

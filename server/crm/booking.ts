@@ -15,7 +15,7 @@
  */
 import type { ACTIVE_BOOKING_STATUSES, BOOKING_STATUSES, PAYMENT_STATUSES, bookings } from './schema';
 import { crmError } from './errors';
-import type { DealStatus } from './deal';
+import { ENGAGED_DEAL_STATUSES, type DealStatus } from './deal';
 
 export type BookingStatus = (typeof BOOKING_STATUSES)[number];
 export type ActiveBookingStatus = (typeof ACTIVE_BOOKING_STATUSES)[number];
@@ -146,7 +146,7 @@ export function createBooking(input: CreateBookingInput): BookingTransition {
   if (deal.status === 'Draft') {
     throw crmError('CRM_BOOKING_DEAL_NOT_ENGAGED', 'The developer is not engaged in this deal yet', { dealId: deal.id, dealStatus: deal.status });
   }
-  if (deal.status !== 'Application' && deal.status !== 'Booking') {
+  if (!ENGAGED_DEAL_STATUSES.includes(deal.status)) {
     throw crmError('CRM_BOOKING_DEAL_CLOSED', `A ${deal.status} deal cannot book an object`, { dealId: deal.id, dealStatus: deal.status });
   }
   const booking: BookingRecord = {

@@ -1,4 +1,4 @@
-import { AppError, type ErrorKind } from '../platform/errors';
+import { domainErrors, type ErrorKind } from '../platform/errors';
 
 /**
  * Every crm domain error by its stable code. The UI maps a code to plain words, so a code never
@@ -32,6 +32,4 @@ export const CRM_ERRORS = {
 
 export type CrmErrorCode = keyof typeof CRM_ERRORS;
 
-export function crmError(code: CrmErrorCode, message: string, details?: Record<string, unknown>): AppError {
-  return new AppError(code, CRM_ERRORS[code], message, details);
-}
+export const crmError = domainErrors(CRM_ERRORS);

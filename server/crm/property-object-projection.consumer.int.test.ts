@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../chessboard/chessboard.fixtures';
 import { deletePropertyObject, upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
 import type { ChessboardPayload, ChessboardTopic } from '../contracts/chessboard';
-import { createIdempotentProducer, createKafka } from '../platform/kafka/client';
-import { startConsumer, type RunningConsumer } from '../platform/kafka/consumer-runner';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
-import { OutboxRelay } from '../platform/outbox/relay';
 import { writeOutbox } from '../platform/outbox/write';
 import { createTestContext, type TestContext } from '../testing/harness';
+import { startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
 import { actor, callerFor, crmRowCounts, expectTrpcError, insertDeal, insertProgram } from './crm-test-fixtures';
 import { crmPropertyObjectProjectionConsumer } from './property-object-projection.consumer';
 
@@ -20,10 +17,7 @@ import { crmPropertyObjectProjectionConsumer } from './property-object-projectio
  */
 
 let t: TestContext;
-let kafka: Kafka;
-let producer: Producer;
-let relay: OutboxRelay;
-let consumer: RunningConsumer;
+let pipe: BrokerPipeline;
 const TENANT = randomUUID();
 const projectId = randomUUID();
 const buildingId = randomUUID();
@@ -32,11 +26,7 @@ const agent = actor('agent', TENANT);
 
 beforeAll(async () => {
   t = await createTestContext({ kafka: true });
-  kafka = createKafka(t.env);
-  producer = createIdempotentProducer(kafka);
-  await producer.connect();
-  relay = new OutboxRelay('chessboard', { database: t.database, env: t.env, logger: t.logger, producer });
-  consumer = await startConsumer(crmPropertyObjectProjectionConsumer, { database: t.database, env: t.env, logger: t.logger, kafka });
+  pipe = await startBrokerPipeline(t, 'chessboard', crmPropertyObjectProjectionConsumer);
   await t.database.db.transaction(async (tx) => {
     await upsertProject(tx, { id: projectId, tenantId: TENANT, name: 'Projection', city: 'Москва' });
     await upsertBuilding(tx, { id: buildingId, tenantId: TENANT, projectId, name: 'B', sections: 2, floors: 9 });
@@ -45,9 +35,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await consumer?.stop();
-  await relay?.release();
-  await producer?.disconnect();
+  await pipe?.close();
   await t?.close();
 });
 
@@ -61,10 +49,7 @@ async function newObject(status: 'Free' | 'Hidden' = 'Free'): Promise<string> {
   return id;
 }
 
-async function publish(): Promise<void> {
-  const s = await relay.drain();
-  expect(s.failed).toBe(0);
-}
+const publish = () => pipe.drain();
 
 async function viewOf(id: string) {
   const [row] = await t.database.sql<{ tenant_id: string; project_id: string; status: string; deleted: boolean; source_version: number }[]>`
@@ -174,14 +159,14 @@ describe('crm.property-object-projection through Kafka', () => {
     expect(await viewOf(id)).toEqual(viewBefore);
 
     const bad = randomUUID();
-    await producer.send({
+    await pipe.producer.send({
       topic: withPrefix(t.prefix, TOPICS.propertyObjectUpserted),
       messages: [{ key: id, value: JSON.stringify({ messageId: bad, type: 'PropertyObjectUpserted', contractVersion: 1, aggregateType: 'PropertyObject', aggregateId: id,
         occurredAt: new Date().toISOString(), tenantId: TENANT, correlationId: randomUUID(), causationId: null, payload: { propertyObjectId: id } }) }],
     });
     expect(await processed(bad)).toMatchObject({ result: 'rejected', detail: 'CONTRACT_VIOLATION' });
     const offsets = await (async () => {
-      const admin = kafka.admin();
+      const admin = pipe.kafka.admin();
       await admin.connect();
       try {
         return await admin.fetchTopicOffsets(withPrefix(t.prefix, dlqTopic(crmPropertyObjectProjectionConsumer.name)));

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../auth/actor';
 import { bookingOf, crmEnvelope, eventually, OTHER_TENANT, TENANT } from '../chessboard/chessboard.fixtures';
 import type { CrmPayload, CrmTopic } from '../contracts/crm';
 import { consumerLag } from '../ops/dashboard/kafka-admin';
 import { isAppError } from '../platform/errors';
-import { createIdempotentProducer, createKafka } from '../platform/kafka/client';
-import { startConsumer, type RunningConsumer } from '../platform/kafka/consumer-runner';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
-import { OutboxRelay } from '../platform/outbox/relay';
-import { writeOutbox } from '../platform/outbox/write';
 import { createTestContext, type TestContext } from '../testing/harness';
-import { readTopics } from '../testing/kafka';
+import { readTopics, startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
 import { postMessageCommand } from './commands/post-message';
 import { dealChatConsumer } from './deal-chat.consumer';
 import { MESSENGER_ERRORS } from './errors';
@@ -21,43 +17,23 @@ import { chatOf } from './queries';
 /** The deal chat consumer through the real broker: crm outbox → relay → Kafka → startConsumer → messenger. */
 
 let t: TestContext;
-let kafka: Kafka;
 let admin: Admin;
-let producer: Producer;
-let relay: OutboxRelay;
-let consumer: RunningConsumer | null = null;
-
-const start = async () => { consumer = await startConsumer(dealChatConsumer, { database: t.database, env: t.env, logger: t.logger, kafka }); };
+let pipe: BrokerPipeline;
 
 beforeAll(async () => {
   t = await createTestContext({ kafka: true });
-  kafka = createKafka(t.env);
-  admin = kafka.admin();
+  pipe = await startBrokerPipeline(t, 'crm', dealChatConsumer);
+  admin = pipe.kafka.admin();
   await admin.connect();
-  producer = createIdempotentProducer(kafka);
-  await producer.connect();
-  relay = new OutboxRelay('crm', { database: t.database, env: t.env, logger: t.logger, producer });
-  await start();
 }, 120_000);
 
 afterAll(async () => {
-  await consumer?.stop();
-  await relay?.release();
-  await producer?.disconnect();
+  await pipe?.close();
   await admin?.disconnect();
   await t?.close();
 });
 
-async function publishCrm<T extends CrmTopic>(topic: T, payload: CrmPayload<T>): Promise<string> {
-  const p = payload as { bookingId?: string | null; dealId: string; tenantId: string };
-  const aggregateId = topic.includes('deal-') ? p.dealId : p.bookingId!;
-  const messageId = await t.database.db.transaction((tx) => writeOutbox(tx, 'crm', {
-    topic, aggregateType: topic.includes('deal-') ? 'Deal' : 'Booking', aggregateId, tenantId: p.tenantId, payload: payload as never, correlationId: randomUUID(),
-  }));
-  const s = await relay.drain();
-  expect(s.failed).toBe(0);
-  return messageId;
-}
+const publishCrm: BrokerPipeline['publishCrm'] = (topic, payload) => pipe.publishCrm(topic, payload);
 
 async function inbox(messageId: string) {
   const rows = await t.database.sql<{ result: string; detail: string | null }[]>`
@@ -112,7 +88,7 @@ describe('messenger.deal-chat through Kafka', () => {
     const b = bookingOf(randomUUID());
     const created = b.created(new Date(Date.now() + 3600_000));
     const envelope = crmEnvelope(TOPICS.bookingCreated, created);
-    const send = (e: typeof envelope) => producer.send({
+    const send = (e: typeof envelope) => pipe.producer.send({
       topic: withPrefix(t.prefix, TOPICS.bookingCreated), acks: -1, messages: [{ key: b.bookingId, value: JSON.stringify(e) }],
     });
     await send(envelope);
@@ -126,7 +102,7 @@ describe('messenger.deal-chat through Kafka', () => {
 
   it('a poison message goes to the DLQ and the consumer goes on; a deal of another tenant is rejected', async () => {
     const b = bookingOf(randomUUID());
-    await producer.send({ topic: withPrefix(t.prefix, TOPICS.bookingCreated), acks: -1, messages: [{ key: b.bookingId, value: '{"not": "an envelope"' }] });
+    await pipe.producer.send({ topic: withPrefix(t.prefix, TOPICS.bookingCreated), acks: -1, messages: [{ key: b.bookingId, value: '{"not": "an envelope"' }] });
     // the same deal named again by another tenant: refused (a deal belongs to one tenant), DLQ
     const first = await publishCrm(TOPICS.bookingCreated, b.created(new Date(Date.now() + 3600_000)));
     const foreign = bookingOf(randomUUID(), OTHER_TENANT, { dealId: b.dealId });
@@ -137,7 +113,7 @@ describe('messenger.deal-chat through Kafka', () => {
     expect(await processed(after)).toMatchObject({ result: 'applied' });
     expect((await cardsOf(b.dealId)).map((r) => r.card_type)).toEqual(['booking-created', 'booking-confirmed']);
 
-    const dlq = await readTopics(kafka, [withPrefix(t.prefix, dlqTopic(dealChatConsumer.name))], (all) => all.length >= 2, 30_000);
+    const dlq = await readTopics(pipe.kafka, [withPrefix(t.prefix, dlqTopic(dealChatConsumer.name))], (all) => all.length >= 2, 30_000);
     expect(dlq.map((m) => m.headers['dlq.error.code']).sort()).toEqual(['CONTRACT_INVALID_JSON', MESSENGER_ERRORS.TENANT_MISMATCH]);
   }, 120_000);
 
@@ -145,13 +121,12 @@ describe('messenger.deal-chat through Kafka', () => {
     const before = await t.database.sql`SELECT id, card_key FROM messenger.messages ORDER BY id`;
     const inboxBefore = await t.database.sql`SELECT message_id, result FROM messenger.inbox ORDER BY message_id`;
     expect(before.length).toBeGreaterThan(10);
-    await consumer!.stop();
-    consumer = null;
+    await pipe.stop();
     const group = withPrefix(t.prefix, dealChatConsumer.name);
     for (const topic of dealChatConsumer.topics) await admin.resetOffsets({ groupId: group, topic: withPrefix(t.prefix, topic), earliest: true });
     const lagOf = async () => (await consumerLag(t.env)).find((g) => g.group === dealChatConsumer.name)!.lag;
     expect(await lagOf()).toBeGreaterThan(10);
-    await start();
+    await pipe.start();
     await eventually(async () => (await lagOf()) === 0, 60_000, 'the replay to reach the end');
     expect(await t.database.sql`SELECT id, card_key FROM messenger.messages ORDER BY id`).toEqual(before);
     expect(await t.database.sql`SELECT message_id, result FROM messenger.inbox ORDER BY message_id`).toEqual(inboxBefore);

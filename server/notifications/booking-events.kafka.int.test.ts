@@ -1,52 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CrmPayload, CrmTopic } from '../contracts/crm';
-import { createIdempotentProducer, createKafka } from '../platform/kafka/client';
-import { startConsumer, type RunningConsumer } from '../platform/kafka/consumer-runner';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
-import { OutboxRelay } from '../platform/outbox/relay';
 import { writeOutbox } from '../platform/outbox/write';
 import { createTestContext, type TestContext } from '../testing/harness';
-import { readTopics } from '../testing/kafka';
+import { readTopics, startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
 import { eventually } from '../testing/saga-harness';
 import { notificationsBookingEventsConsumer } from './booking-events.consumer';
 
 /** notifications' consumer through the real broker: crm outbox → relay → Kafka → startConsumer → notifications. */
 
 let t: TestContext;
-let kafka: Kafka;
-let producer: Producer;
-let relay: OutboxRelay;
-let consumer: RunningConsumer;
-const start = () => startConsumer(notificationsBookingEventsConsumer, { database: t.database, env: t.env, logger: t.logger, kafka });
+let pipe: BrokerPipeline;
 
 beforeAll(async () => {
   t = await createTestContext({ kafka: true });
-  kafka = createKafka(t.env);
-  producer = createIdempotentProducer(kafka);
-  await producer.connect();
-  relay = new OutboxRelay('crm', { database: t.database, env: t.env, logger: t.logger, producer });
-  consumer = await start();
+  pipe = await startBrokerPipeline(t, 'crm', notificationsBookingEventsConsumer);
 }, 120_000);
 
 afterAll(async () => {
-  await consumer?.stop();
-  await relay?.release();
-  await producer?.disconnect();
+  await pipe?.close();
   await t?.close();
 });
 
-async function publishCrm<T extends CrmTopic>(topic: T, payload: CrmPayload<T>): Promise<string> {
-  const p = payload as { bookingId?: string | null; dealId: string; tenantId: string };
-  const messageId = await t.database.db.transaction((tx) => writeOutbox(tx, 'crm', {
-    topic, aggregateType: topic.includes('deal-') ? 'Deal' : 'Booking', aggregateId: topic.includes('deal-') ? p.dealId : p.bookingId!, tenantId: p.tenantId,
-    payload: payload as never, correlationId: randomUUID(),
-  }));
-  const s = await relay.drain();
-  expect(s.failed).toBe(0);
-  return messageId;
-}
+const publishCrm: BrokerPipeline['publishCrm'] = (topic, payload) => pipe.publishCrm(topic, payload);
 
 const inbox = async (messageId: string) => (await t.database.sql<{ result: string; detail: string | null }[]>`
   SELECT result, detail FROM notifications.inbox WHERE consumer = ${notificationsBookingEventsConsumer.name} AND message_id = ${messageId}`)[0];
@@ -120,19 +96,19 @@ describe('notifications consumer through the real broker', () => {
   it('a poison event goes to the DLQ and the consumer goes on with the next one', async () => {
     const b = booking();
     const topic = withPrefix(t.prefix, TOPICS.bookingCreated);
-    await producer.send({ topic, acks: -1, messages: [{ key: b.bookingId, value: '{"not":"an envelope"' }] });
+    await pipe.producer.send({ topic, acks: -1, messages: [{ key: b.bookingId, value: '{"not":"an envelope"' }] });
     // a contract-valid event whose payload tenant differs from the envelope's: a business rejection
     const foreign = booking();
     const poison = await t.database.db.transaction((tx) => writeOutbox(tx, 'crm', {
       topic: TOPICS.bookingCreated, aggregateType: 'Booking', aggregateId: foreign.bookingId, tenantId: randomUUID(), payload: foreign.created(1), correlationId: randomUUID(),
     }));
-    await relay.drain();
+    await pipe.relay.drain();
     const next = await publishCrm(TOPICS.bookingCreated, b.created(1));
     expect(await processed(poison)).toEqual({ result: 'rejected', detail: 'NOTIFICATIONS_TENANT_MISMATCH' });
     expect(await processed(next)).toEqual({ result: 'applied', detail: null });
     expect(await rowsOf(foreign.bookingId)).toEqual([]);
     expect(await rowsOf(b.bookingId)).toHaveLength(2);
-    const dlq = await readTopics(kafka, [withPrefix(t.prefix, dlqTopic(notificationsBookingEventsConsumer.name))], (all) => all.length >= 2, 30_000);
+    const dlq = await readTopics(pipe.kafka, [withPrefix(t.prefix, dlqTopic(notificationsBookingEventsConsumer.name))], (all) => all.length >= 2, 30_000);
     expect(dlq.map((m) => m.headers['dlq.error.code']).sort()).toEqual(['CONTRACT_INVALID_JSON', 'NOTIFICATIONS_TENANT_MISMATCH']);
   }, 90_000);
 
@@ -143,14 +119,14 @@ describe('notifications consumer through the real broker', () => {
     const before = await count();
     const snapshot = await t.database.sql`SELECT id, message_id, recipient FROM notifications.notifications ORDER BY id`;
 
-    await consumer.stop();
-    const admin = kafka.admin();
+    await pipe.stop();
+    const admin = pipe.kafka.admin();
     await admin.connect();
     const group = withPrefix(t.prefix, notificationsBookingEventsConsumer.name);
     for (const topic of notificationsBookingEventsConsumer.topics) await admin.resetOffsets({ groupId: group, topic: withPrefix(t.prefix, topic), earliest: true });
     // and the inbox forgotten: the unique (message_id, recipient) still makes the replay a no-op
     await t.database.sql`DELETE FROM notifications.inbox`;
-    consumer = await start();
+    await pipe.start();
     const ends = async () => {
       let lag = 0;
       for (const topic of notificationsBookingEventsConsumer.topics) {

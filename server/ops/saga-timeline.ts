@@ -10,7 +10,7 @@ import { bookings, bookingTimeline, crmOutbox } from '../crm/schema';
 import type { DbOrTx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { TOPICS } from '../platform/kafka/topics';
-import { users } from './schema';
+import { users } from '../auth/schema';
 import { notificationsBookingEventsConsumer } from '../notifications/booking-events.consumer';
 import { notificationsInbox } from '../notifications/schema';
 

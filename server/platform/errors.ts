@@ -18,6 +18,15 @@ export class AppError extends Error {
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 
+/**
+ * A context's error factory from its code → kind table (crm, profile): the table is the one place a
+ * code's kind is set, so a context cannot raise a code with a kind other than the one the UI expects.
+ */
+export function domainErrors<M extends Record<string, ErrorKind>>(kinds: M) {
+  return (code: keyof M & string, message: string, details?: Record<string, unknown>): AppError =>
+    new AppError(code, kinds[code], message, details);
+}
+
 /** Raised by validation of job/consumer settings (e.g. DelistedRetention BatchSize out of range). */
 export class ValidationError extends AppError {
   constructor(field: string, message: string) {

@@ -3,6 +3,7 @@ export * from '../crm/schema';
 export * from '../chessboard/schema';
 export * from '../catalog/schema';
 export * from '../ops/schema';
+export * from '../auth/schema';
 export * from '../profile/schema';
 export * from '../messenger/schema';
 export * from '../notifications/schema';

@@ -1,4 +1,4 @@
-import { AppError, type ErrorKind } from '../platform/errors';
+import { domainErrors, type ErrorKind } from '../platform/errors';
 
 /** profile's domain errors. Messages and details carry ids only — never a requisite field's value. */
 export const PROFILE_ERRORS = {
@@ -14,6 +14,4 @@ export const PROFILE_ERRORS = {
 
 export type ProfileErrorCode = keyof typeof PROFILE_ERRORS;
 
-export function profileError(code: ProfileErrorCode, message: string, details?: Record<string, unknown>): AppError {
-  return new AppError(code, PROFILE_ERRORS[code], message, details);
-}
+export const profileError = domainErrors(PROFILE_ERRORS);

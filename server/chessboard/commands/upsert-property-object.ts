@@ -3,7 +3,7 @@ import type { Tx } from '../../platform/db';
 import { AppError, ValidationError } from '../../platform/errors';
 import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
-import { createImported, PROPERTY_OBJECT_ERRORS } from '../property-object';
+import { assertTransitionAllowed, createImported } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
 import { metaOf, notFound, requiredText, type CommandMeta } from './command-support';
 import { requestProjectAggregatesRecalc } from './property-object-persistence';
@@ -85,12 +85,8 @@ export async function upsertPropertyObject(tx: Tx, input: UpsertPropertyObjectIn
   if (existing.tenantId !== input.tenantId || existing.projectId !== input.projectId) {
     throw new AppError('CHESSBOARD_PROPERTY_OBJECT_PROJECT_MISMATCH', 'CONFLICT', `property object ${input.id} belongs to another project`);
   }
-  if (input.status !== undefined && input.status !== existing.status) {
-    throw new AppError(
-      PROPERTY_OBJECT_ERRORS.TRANSITION_NOT_ALLOWED, 'PRECONDITION_FAILED',
-      `INV-CHS-001: Import sets the status only on create; object is ${existing.status}`, { from: existing.status, to: input.status, source: 'Import' },
-    );
-  }
+  // INV-CHS-001 allows Import no move at all (it sets the status on create only): the domain's guard refuses it
+  if (input.status !== undefined && input.status !== existing.status) assertTransitionAllowed(existing.status, input.status, 'Import');
   const same = existing.buildingId === attrs.buildingId && existing.section === attrs.section && existing.floor === attrs.floor
     && existing.number === attrs.number && existing.rooms === attrs.rooms && Number(existing.area) === attrs.area && Number(existing.price) === attrs.price;
   if (same) return { propertyObjectId: existing.id, created: false, changed: false, version: existing.version, messageId: null };

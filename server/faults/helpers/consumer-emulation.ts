@@ -54,3 +54,29 @@ export async function deliverCrmEvent(
     return { outcome: 'rejected', code: e.code, detail: e.message };
   }
 }
+
+/**
+ * The ops DLQ requeue as the cross-deal scenarios model it (the DLQ page: the inbox row dropped, the
+ * message delivered again): the refused messages are requeued in crm's order — `events`' order, not
+ * the delivery order that refused them — pass after pass, until a pass leaves no fewer refused than it
+ * found. A confirm that overtook its own booking's create (INV-CHS-003) goes through once the create
+ * is in. Returns the ones still refused.
+ * @param requeue drops the row's inbox entry and delivers it again
+ * @param stillRejected which of a pass's rows are refused after it
+ */
+export async function requeueUntilSettled<R>(
+  events: readonly R[],
+  rejected: readonly R[],
+  requeue: (row: R) => Promise<void>,
+  stillRejected: (pass: R[]) => Promise<R[]>,
+): Promise<R[]> {
+  let refused = [...rejected];
+  for (let progress = true; progress && refused.length > 0;) {
+    const pass = events.filter((e) => refused.includes(e));
+    for (const row of pass) await requeue(row);
+    const still = await stillRejected(pass);
+    progress = still.length < refused.length;
+    refused = still;
+  }
+  return refused;
+}

@@ -17,9 +17,9 @@ import { TOPICS } from '../../platform/kafka/topics';
 import { createLogger } from '../../platform/logger';
 import { projectObjects } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
-import { prng } from '../../../scripts/seed-data';
+import { seededShuffle } from '../../../scripts/seed-data';
 import { BrokerDelivery, type RelayedRow } from '../helpers/broker-delivery';
-import { CRM_STATUS_CONSUMER as CONSUMER, CRM_STATUS_TOPICS } from '../helpers/consumer-emulation';
+import { CRM_STATUS_CONSUMER as CONSUMER, CRM_STATUS_TOPICS, requeueUntilSettled } from '../helpers/consumer-emulation';
 import { figure, secondsSince } from '../helpers/figures';
 
 /**
@@ -60,16 +60,6 @@ const planArb: fc.Arbitrary<Plan> = fc.record({
   restartAt: fc.option(fc.nat(1000), { freq: 2 }),
   burst: fc.boolean(),
 });
-
-function shuffle<T>(items: T[], seed: number): T[] {
-  const rnd = prng(seed);
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
 
 const pin: Actor = { userId: randomUUID(), role: 'pin_manager', tenantId: null };
 
@@ -157,7 +147,7 @@ export async function crossDealBrokerScenario(t: TestContext, opts: { numRuns: n
   const run = async (h: History, plan: Plan) => {
     stats.runs++;
     const { objectId, events } = await play(h);
-    const order = shuffle(events, plan.order);
+    const order = seededShuffle(events, plan.order);
     // a duplicate is a second copy produced later in the order (a producer retry, a relay re-send)
     const sends: RelayedRow[] = [...order];
     for (const d of plan.duplicates) sends.splice(1 + (d % sends.length), 0, order[d % order.length]!);
@@ -176,20 +166,18 @@ export async function crossDealBrokerScenario(t: TestContext, opts: { numRuns: n
       }
     }
     // the DLQ requeue (ops), in crm's order, until a pass changes nothing
-    let rejected = (await inboxOf(events)).filter((r) => r.result === 'rejected').map((r) => r.message_id);
+    const rejectedOf = async (rows: RelayedRow[]) => {
+      const refused = new Set((await inboxOf(events)).filter((r) => r.result === 'rejected').map((r) => r.message_id));
+      return rows.filter((e) => refused.has(e.message_id));
+    };
+    const rejected = await rejectedOf(events);
     stats.rejected += rejected.length;
-    for (let progress = true; progress && rejected.length > 0;) {
-      progress = false;
-      for (const row of events.filter((e) => rejected.includes(e.message_id))) {
-        await sql`DELETE FROM chessboard.inbox WHERE consumer = ${CONSUMER} AND message_id = ${row.message_id} AND result = 'rejected'`;
-        await sql`UPDATE chessboard.hold_mismatches SET resolved_at = now() WHERE message_id = ${row.message_id} AND resolved_at IS NULL`;
-        stats.requeued++;
-        await broker.deliver(row);
-      }
-      const still = (await inboxOf(events)).filter((r) => r.result === 'rejected').map((r) => r.message_id);
-      progress = still.length < rejected.length;
-      rejected = still;
-    }
+    await requeueUntilSettled(events, rejected, async (row) => {
+      await sql`DELETE FROM chessboard.inbox WHERE consumer = ${CONSUMER} AND message_id = ${row.message_id} AND result = 'rejected'`;
+      await sql`UPDATE chessboard.hold_mismatches SET resolved_at = now() WHERE message_id = ${row.message_id} AND resolved_at IS NULL`;
+      stats.requeued++;
+      await broker.deliver(row);
+    }, () => rejectedOf(events));
     const inbox = await inboxOf(events);
     stats.takeOvers += inbox.filter((r) => r.detail?.includes('taken over')).length;
     stats.lateReleasesIgnored += inbox.filter((r) => r.result === 'no-op').length;

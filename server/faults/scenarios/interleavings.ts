@@ -24,7 +24,7 @@ import { projectObjects } from '../../testing/crm-projection';
 import type { TestContext } from '../../testing/harness';
 import { CRM_STATUS_CONSUMER as CONSUMER, CRM_STATUS_TOPICS as CONSUMED_TOPICS, deliverCrmEvent } from '../helpers/consumer-emulation';
 import { figure, secondsSince } from '../helpers/figures';
-import { prng } from '../../../scripts/seed-data';
+import { seededShuffle } from '../../../scripts/seed-data';
 
 /**
  * Randomized interleavings (fast-check) of the Booking saga against real PostgreSQL: crm commands
@@ -73,17 +73,6 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ k: 'safetyNet' as const }) },
   { weight: 8, arbitrary: fc.record({ k: fc.constant('deliver' as const), pick: fc.nat(1000) }) },
 );
-
-/** Deterministic shuffle (mulberry32) for the final deliveries: the order is part of the fast-check input. */
-function shuffle<T>(items: T[], seed: number): T[] {
-  const rnd = prng(seed);
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
 
 interface OutboxRow { id: string; message_id: string; topic: string; payload: Record<string, unknown> }
 interface Delivery { messageId: string; topic: string; objectId: string | null; bookingId: string | null; outcome: 'applied' | 'no-op' | 'duplicate' | 'rejected'; code?: string; step: number }
@@ -295,12 +284,12 @@ export async function interleavingsScenario(t: TestContext, opts: { numRuns: num
       await createBookingExpirationJob({ now: () => at }).run(jobContext());
     }
     const delivered = new Set(deliveries.map((d) => d.messageId));
-    for (const row of shuffle((await producedEvents()).filter((r) => !delivered.has(r.message_id)), finalSeed)) await deliver(row, false);
+    for (const row of seededShuffle((await producedEvents()).filter((r) => !delivered.has(r.message_id)), finalSeed)) await deliver(row, false);
     step++;
     const rejected = await sql<{ message_id: string }[]>`SELECT message_id::text FROM chessboard.inbox WHERE consumer = ${CONSUMER} AND result = 'rejected'`;
     const rejectedIds = new Set(rejected.map((r) => r.message_id));
     stats.mismatches += (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM chessboard.hold_mismatches`)[0]!.n;
-    for (const row of shuffle((await producedEvents()).filter((r) => rejectedIds.has(r.message_id)), finalSeed ^ 0x5bd1e995)) {
+    for (const row of seededShuffle((await producedEvents()).filter((r) => rejectedIds.has(r.message_id)), finalSeed ^ 0x5bd1e995)) {
       // ops requeue (runbook): the inbox row of the rejected message is removed, the message is consumed again
       await sql`DELETE FROM chessboard.inbox WHERE consumer = ${CONSUMER} AND message_id = ${row.message_id}`;
       stats.requeued++;

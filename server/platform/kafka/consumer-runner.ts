@@ -64,6 +64,42 @@ export interface RunningConsumer {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * One message applied exactly once: its inbox row and the handler in ONE transaction (a messageId
+ * seen before is a 'duplicate' and the handler does not run); a result other than 'applied', or a
+ * detail, is stored on the inbox row. A RejectMessage (or any failure) leaves the transaction rolled
+ * back and is the caller's — the runner below, or a replay without Kafka (replay.ts).
+ */
+export async function applyInInbox(
+  database: Database, def: ConsumerDefinition, message: ConsumedMessage, ctx: { logger: Logger; env: Env },
+): Promise<HandlerOutcome | { result: 'duplicate' }> {
+  return database.db.transaction(async (tx) => {
+    const inserted = await tx.execute(sql`INSERT INTO ${sql.identifier(def.inbox)}.inbox (consumer, message_id, topic, result)
+      VALUES (${def.name}, ${message.envelope.messageId}, ${message.topic}, 'applied') ON CONFLICT DO NOTHING RETURNING message_id`);
+    if (inserted.length === 0) return { result: 'duplicate' as const };
+    const res = await def.handle(tx, message, ctx);
+    if (res.result !== 'applied' || res.detail) {
+      await tx.execute(sql`UPDATE ${sql.identifier(def.inbox)}.inbox SET result = ${res.result}, detail = ${res.detail ?? null}
+        WHERE consumer = ${def.name} AND message_id = ${message.envelope.messageId}`);
+    }
+    return res;
+  });
+}
+
+/** A rejected message's inbox row ('rejected', the code as detail) and the rejection's own record (RejectMessage.record), in one transaction. */
+export async function recordRejection(
+  database: Database, def: ConsumerDefinition, messageId: string | undefined, topic: Topic, code: string, record?: (tx: Tx) => Promise<void>,
+): Promise<void> {
+  if (!messageId && !record) return;
+  await database.db.transaction(async (tx) => {
+    if (messageId) {
+      await tx.execute(sql`INSERT INTO ${sql.identifier(def.inbox)}.inbox (consumer, message_id, topic, result, detail)
+        VALUES (${def.name}, ${messageId}, ${topic}, 'rejected', ${code}) ON CONFLICT DO NOTHING`);
+    }
+    await record?.(tx);
+  });
+}
+
+/**
  * Runs one consumer group: each message is applied and its messageId recorded in the context's inbox
  * in ONE transaction; the offset is committed only after that commit. A duplicate messageId is a
  * no-op. Transient failures (database down, deadlock) are retried with backoff in place — the
@@ -141,16 +177,6 @@ export async function startConsumer(
     return { envelope: full.data as AnyEnvelope };
   };
 
-  const recordRejection = async (messageId: string | undefined, topic: Topic, code: string, record?: (tx: Tx) => Promise<void>) => {
-    if (!messageId && !record) return;
-    await deps.database.db.transaction(async (tx) => {
-      if (messageId) {
-        await tx.execute(sql`INSERT INTO ${sql.identifier(def.inbox)}.inbox (consumer, message_id, topic, result, detail)
-          VALUES (${def.name}, ${messageId}, ${topic}, 'rejected', ${code}) ON CONFLICT DO NOTHING`);
-      }
-      await record?.(tx);
-    });
-  };
 
   // One message, applied (or sent to the DLQ) — its offset is committed by the batch loop below.
   // One CONSUMER span per message, child of the span that wrote the outbox row (its traceparent
@@ -168,7 +194,7 @@ export async function startConsumer(
       const parsed = parse(topic, message);
       if (!('envelope' in parsed)) {
         await sendToDlq(fullTopic, partition, message, parsed.code, parsed.reason);
-        await recordRejection(parsed.messageId, topic, parsed.code);
+        await recordRejection(deps.database, def, parsed.messageId, topic, parsed.code);
         messagesTotal.inc({ consumer: def.name, result: 'dlq' });
         span.setAttribute('pin.consumer.result', 'dlq');
         markSpanFailed(span, parsed.code);
@@ -183,17 +209,7 @@ export async function startConsumer(
       const mlog = log.child({ topic, messageId: envelope.messageId, correlationId: envelope.correlationId, causationId: envelope.causationId, aggregateId: envelope.aggregateId });
       for (let attempt = 0; ; attempt++) {
         try {
-          const outcome = await deps.database.db.transaction(async (tx) => {
-            const inserted = await tx.execute(sql`INSERT INTO ${sql.identifier(def.inbox)}.inbox (consumer, message_id, topic, result)
-              VALUES (${def.name}, ${envelope.messageId}, ${topic}, 'applied') ON CONFLICT DO NOTHING RETURNING message_id`);
-            if (inserted.length === 0) return { result: 'duplicate' as const };
-            const res = await def.handle(tx, { topic, envelope, partition, offset: message.offset }, { logger: mlog, env });
-            if (res.result !== 'applied' || res.detail) {
-              await tx.execute(sql`UPDATE ${sql.identifier(def.inbox)}.inbox SET result = ${res.result}, detail = ${res.detail ?? null}
-                WHERE consumer = ${def.name} AND message_id = ${envelope.messageId}`);
-            }
-            return res;
-          });
+          const outcome = await applyInInbox(deps.database, def, { topic, envelope, partition, offset: message.offset }, { logger: mlog, env });
           messagesTotal.inc({ consumer: def.name, result: outcome.result });
           span.setAttribute('pin.consumer.result', outcome.result);
           if (outcome.result === 'applied') mlog.info({ result: 'applied' }, 'consumer applied');
@@ -202,7 +218,7 @@ export async function startConsumer(
         } catch (e) {
           if (e instanceof RejectMessage) {
             await sendToDlq(fullTopic, partition, message, e.code, e.message);
-            await recordRejection(envelope.messageId, topic, e.code, e.record);
+            await recordRejection(deps.database, def, envelope.messageId, topic, e.code, e.record);
             messagesTotal.inc({ consumer: def.name, result: 'rejected' });
             span.setAttributes({ 'pin.consumer.result': 'rejected', 'pin.reject.code': e.code });
             markSpanFailed(span, e.code);

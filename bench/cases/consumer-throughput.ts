@@ -33,8 +33,8 @@ import { median } from '../lib/stats';
  * job-runner child with the worker's pool, until its inbox holds all N.
  *
  * The rate is from the database's own clock: N − 1 over first → last inbox.processed_at (the start
- * of each message's transaction), so the connect and the group join (the broker's 3 s initial
- * rebalance delay) are not in it; the wall time including them is in the note.
+ * of each message's transaction), so the connect and the group join (with the broker's initial
+ * rebalance delay for a new group) are not in it; the wall time including them is in the note.
  */
 
 const C = 'consumer-throughput';

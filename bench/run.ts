@@ -17,6 +17,7 @@ import { localProfileDataKey } from '../scripts/stack';
 import { KAFKA_VERSION } from '../scripts/infra/kafka';
 import { bookingCommandsCase } from './cases/booking-commands';
 import { chessboardGridCase } from './cases/chessboard-grid';
+import { consumerThroughputCase } from './cases/consumer-throughput';
 import { delistedRetentionCase } from './cases/delisted-retention';
 import { holdExpirationCase } from './cases/hold-expiration';
 import { memoryCase } from './cases/memory';
@@ -29,7 +30,7 @@ import { formatTable, machineInfo, RESULTS_DIR, writeResults, type Metric } from
 import { BenchStack } from './lib/stack';
 
 const CASES: BenchCase[] = [
-  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase,
+  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase,
 ];
 
 function usage(): string {

@@ -4,7 +4,7 @@ import { localProfileDataKey } from '../../scripts/stack';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentRequest, JobResponse, SqlResponse } from './agent';
+import type { AgentRequest, ConsumeResponse, JobResponse, SqlResponse } from './agent';
 import { readProcStatus } from './proc';
 import type { JobName } from '../../server/platform/jobs/types';
 
@@ -77,6 +77,11 @@ export class Agent {
 
   job(name: JobName): Promise<JobResponse> {
     return this.call<JobResponse>({ op: 'job', name });
+  }
+
+  /** Runs the consumer `name` (server/consumers.ts) through the worker's runner until its inbox holds `expected` messages. */
+  consume(name: string, expected: number, timeoutMs = 600_000): Promise<ConsumeResponse> {
+    return this.call<ConsumeResponse>({ op: 'consume', name, expected, timeoutMs });
   }
 
   sql(text: string, params: unknown[] = [], untilZero = false): Promise<SqlResponse> {

@@ -7,6 +7,9 @@
  *
  * The only thing added around the job is a stopwatch on `database.db.transaction`: each timing
  * is one of the job's own transactions (a hold-expiration phase, a retention batch).
+ *
+ * Consumers run the same way (op `consume`): one definition from server/consumers.ts through the
+ * worker's startConsumer, on the worker's pool, until its inbox holds the expected count.
  */
 import { createJobs } from '../../server/jobs';
 import { consumers } from '../../server/consumers';
@@ -14,6 +17,8 @@ import { createDatabase, type Database } from '../../server/platform/db';
 import { parseEnv, type Env } from '../../server/platform/env';
 import { createLogger } from '../../server/platform/logger';
 import { createKafka } from '../../server/platform/kafka/client';
+import { startConsumer } from '../../server/platform/kafka/consumer-runner';
+import { withPrefix } from '../../server/platform/kafka/topics';
 import { runJobCycle } from '../../server/platform/jobs/run-log';
 import type { JobDefinition, JobName } from '../../server/platform/jobs/types';
 import { readProcStatus } from './proc';
@@ -22,6 +27,7 @@ export type AgentRequest =
   | { op: 'init'; env: Record<string, string> }
   | { op: 'job'; name: JobName }
   | { op: 'sql'; text: string; params?: unknown[]; untilZero?: boolean }
+  | { op: 'consume'; name: string; expected: number; timeoutMs: number }
   | { op: 'memory' }
   | { op: 'close' };
 
@@ -37,6 +43,12 @@ export interface SqlResponse {
   ms: number;
   execMs: number[];
   rows: Record<string, unknown>[];
+}
+
+export interface ConsumeResponse {
+  /** from startConsumer (connect, subscribe, group join included) until the inbox held `expected` rows */
+  ms: number;
+  processed: number;
 }
 
 let env: Env;
@@ -98,6 +110,46 @@ async function handle(req: AgentRequest): Promise<unknown> {
         if (!req.untilZero || n === 0) break;
       }
       return { ms: performance.now() - t0, execMs, rows } satisfies SqlResponse;
+    }
+    case 'consume': {
+      const def = consumers.find((c) => c.name === req.name);
+      if (!def) throw new Error(`no consumer ${req.name} in server/consumers.ts`);
+      const kafka = createKafka(env, logger, '-worker');
+      const t0 = performance.now();
+      const running = await startConsumer(def, { database, env, logger, kafka });
+      let processed = 0;
+      try {
+        const deadline = Date.now() + req.timeoutMs;
+        // the inbox row is written in the message's own transaction: a count of N means N messages applied
+        for (;;) {
+          const [row] = await database.sql.unsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "${def.inbox}".inbox WHERE consumer = $1`, [def.name]);
+          processed = row.n;
+          if (processed >= req.expected) break;
+          if (Date.now() > deadline) throw new Error(`${def.name}: ${processed} of ${req.expected} messages in its inbox after ${req.timeoutMs} ms`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        await running.stop();
+      }
+      const ms = performance.now() - t0;
+      // the next run starts the same group from offset 0 again (no committed offsets: fromBeginning)
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await admin.deleteGroups([withPrefix(env.KAFKA_TOPIC_PREFIX, def.name)]);
+            break;
+          } catch (e) {
+            // the broker may still count the member that just left (NON_EMPTY_GROUP) for a moment
+            if (attempt >= 20) throw e;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+      } finally {
+        await admin.disconnect();
+      }
+      return { ms, processed } satisfies ConsumeResponse;
     }
     case 'memory':
       return readProcStatus('self');

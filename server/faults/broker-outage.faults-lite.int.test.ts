@@ -9,4 +9,4 @@ afterAll(async () => { await t?.close(); });
 
 it('Kafka down 10 s while 100 bookings are created: no command fails, the backlog drains, nothing lost, per-booking order kept', async () => {
   await brokerOutageScenario(t, { downMs: 10_000, bookings: 100, label: 'broker outage (lite)' });
-}, 240_000);
+}, 480_000); // 154 s in a CI run on a machine busy with benchmarks: the limit catches a hang only

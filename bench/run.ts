@@ -19,6 +19,7 @@ import { bookingCommandsCase } from './cases/booking-commands';
 import { chessboardGridCase } from './cases/chessboard-grid';
 import { delistedRetentionCase } from './cases/delisted-retention';
 import { holdExpirationCase } from './cases/hold-expiration';
+import { liveFeedCase } from './cases/live-feed';
 import { memoryCase } from './cases/memory';
 import { outboxRelayCase } from './cases/outbox-relay';
 import { sagaLatencyCase } from './cases/saga-latency';
@@ -29,7 +30,7 @@ import { formatTable, machineInfo, RESULTS_DIR, writeResults, type Metric } from
 import { BenchStack } from './lib/stack';
 
 const CASES: BenchCase[] = [
-  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase,
+  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase, liveFeedCase,
 ];
 
 function usage(): string {

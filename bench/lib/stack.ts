@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type postgres from 'postgres';
 import { createTopics, DATA_DIR, REPO_ROOT } from '../../scripts/infra/index';
@@ -48,6 +48,8 @@ export class BenchStack {
   fixture?: StackFixture;
   baseUrl?: string;
   readonly prefix: string;
+  /** WEB_METRICS_TOKEN of the bench's web: cases read its /api/metrics with it */
+  readonly metricsToken = randomBytes(24).toString('hex');
   private web?: Proc;
   private worker?: Proc;
   private workerPort = 0;
@@ -68,6 +70,7 @@ export class BenchStack {
       PROFILE_DATA_KEY: localProfileDataKey(DATA_DIR),
       LOG_LEVEL: 'info',
       NEXT_TELEMETRY_DISABLED: '1',
+      WEB_METRICS_TOKEN: this.metricsToken,
     };
   }
 

@@ -194,10 +194,10 @@ async function createStackFixture(sql: postgres.Sql, f: StackFixture): Promise<v
   // the command bench's objects exist only there (the worker is stopped during that case)
   await sql.unsafe(`
     INSERT INTO crm.property_objects (id, tenant_id, project_id, status, source_version, source_changed_at)
-    SELECT bench.uuid('bench:saga-object:' || i), '${TENANT_A}', '${md5Uuid('bench:saga-project')}', 'Free', 1, now()
+    SELECT bench.uuid('bench:saga-object:' || i), '${TENANT_A}'::uuid, '${md5Uuid('bench:saga-project')}'::uuid, 'Free', 1, now()
     FROM generate_series(1, ${f.sagaObjects}) i
     UNION ALL
-    SELECT bench.uuid('bench:command-object:' || i), '${TENANT_A}', '${md5Uuid('bench:saga-project')}', 'Free', 1, now()
+    SELECT bench.uuid('bench:command-object:' || i), '${TENANT_A}'::uuid, '${md5Uuid('bench:saga-project')}'::uuid, 'Free', 1, now()
     FROM generate_series(1, ${f.commandDeals}) i`);
   for (const [kind, n] of [['command-deal', f.commandDeals], ['saga-deal', f.sagaDeals]] as const) {
     await sql.unsafe(`

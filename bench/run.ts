@@ -20,6 +20,7 @@ import { chessboardGridCase } from './cases/chessboard-grid';
 import { consumerThroughputCase } from './cases/consumer-throughput';
 import { delistedRetentionCase } from './cases/delisted-retention';
 import { holdExpirationCase } from './cases/hold-expiration';
+import { liveFeedCase } from './cases/live-feed';
 import { memoryCase } from './cases/memory';
 import { outboxRelayCase } from './cases/outbox-relay';
 import { sagaLatencyCase } from './cases/saga-latency';
@@ -30,7 +31,7 @@ import { formatTable, machineInfo, RESULTS_DIR, writeResults, type Metric } from
 import { BenchStack } from './lib/stack';
 
 const CASES: BenchCase[] = [
-  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase,
+  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase, liveFeedCase,
 ];
 
 function usage(): string {

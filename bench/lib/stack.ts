@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type postgres from 'postgres';
 import { createTopics, DATA_DIR, REPO_ROOT } from '../../scripts/infra/index';
@@ -48,6 +48,8 @@ export class BenchStack {
   fixture?: StackFixture;
   baseUrl?: string;
   readonly prefix: string;
+  /** WEB_METRICS_TOKEN of the bench's web: cases read its /api/metrics with it */
+  readonly metricsToken = randomBytes(24).toString('hex');
   private web?: Proc;
   private worker?: Proc;
   private workerPort = 0;
@@ -68,6 +70,7 @@ export class BenchStack {
       PROFILE_DATA_KEY: localProfileDataKey(DATA_DIR),
       LOG_LEVEL: 'info',
       NEXT_TELEMETRY_DISABLED: '1',
+      WEB_METRICS_TOKEN: this.metricsToken,
     };
   }
 
@@ -191,10 +194,10 @@ async function createStackFixture(sql: postgres.Sql, f: StackFixture): Promise<v
   // the command bench's objects exist only there (the worker is stopped during that case)
   await sql.unsafe(`
     INSERT INTO crm.property_objects (id, tenant_id, project_id, status, source_version, source_changed_at)
-    SELECT bench.uuid('bench:saga-object:' || i), '${TENANT_A}', '${md5Uuid('bench:saga-project')}', 'Free', 1, now()
+    SELECT bench.uuid('bench:saga-object:' || i), '${TENANT_A}'::uuid, '${md5Uuid('bench:saga-project')}'::uuid, 'Free', 1, now()
     FROM generate_series(1, ${f.sagaObjects}) i
     UNION ALL
-    SELECT bench.uuid('bench:command-object:' || i), '${TENANT_A}', '${md5Uuid('bench:saga-project')}', 'Free', 1, now()
+    SELECT bench.uuid('bench:command-object:' || i), '${TENANT_A}'::uuid, '${md5Uuid('bench:saga-project')}'::uuid, 'Free', 1, now()
     FROM generate_series(1, ${f.commandDeals}) i`);
   for (const [kind, n] of [['command-deal', f.commandDeals], ['saga-deal', f.sagaDeals]] as const) {
     await sql.unsafe(`

@@ -9,7 +9,7 @@ import { outboxNotices } from '../platform/outbox/write';
 import { projectedObjectOf } from '../testing/crm-projection';
 import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
 import { eventually, insertObjects, insertProject } from './chessboard.fixtures';
-import { ensureLiveListener, openLiveStream, type LiveEvent, type LiveStream } from './live-feed';
+import { ensureLiveListener, liveFeedStats, openLiveStream, type LiveEvent, type LiveStream } from './live-feed';
 
 let t: TestContext;
 let restore: (() => Promise<void>) | undefined;
@@ -104,6 +104,127 @@ describe('live feed (LISTEN on the outbox channels)', () => {
       expect(s.events.filter((e) => e === 'grid')).toHaveLength(1);
       s.close();
     }
+  });
+
+  it('a burst of K commits while a fingerprint read is in flight costs ONE more read (not K), and every one of N streams gets grid once', async () => {
+    const place = await insertProject(t.database, await insertTenant(t.database.db));
+    await insertObjects(t.database, place, [{ status: 'Free' }, { status: 'Reserved' }]);
+    const building = { id: place.buildingId, tenantId: place.tenantId };
+    const streams: Awaited<ReturnType<typeof testStream>>[] = [];
+    for (let i = 0; i < 20; i++) streams.push(await testStream(place.tenantId, building));
+    // hears every chessboard notice of the tenant: once it heard the K-th, the hub has handled all K
+    const sentinel = await testStream(place.tenantId);
+    const before = await fingerprintReads();
+
+    // hold the read: an ACCESS EXCLUSIVE lock blocks the fingerprint SELECT until this transaction ends;
+    // the same transaction changes the building, so exactly one of the two reads sees a new fingerprint
+    let release!: () => void;
+    const released = new Promise<void>((r) => { release = r; });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => { locked = r; });
+    const holder = t.database.sql.begin(async (tx) => {
+      await tx`LOCK TABLE chessboard.property_objects IN ACCESS EXCLUSIVE MODE`;
+      await tx`UPDATE chessboard.property_objects SET version = version + 1 WHERE building_id = ${place.buildingId}`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    const K = 10;
+    const [notice] = outboxNotices([{ tenantId: place.tenantId, payload: { buildingId: place.buildingId } }]);
+    for (let i = 0; i < K; i++) await t.database.sql`SELECT pg_notify('pin_outbox_chessboard', ${notice!})`;
+    await eventually(async () => sentinel.events.filter((e) => e === 'chessboard').length === K, 10_000, `the sentinel hears all ${K} notices`);
+    expect(await fingerprintReads()).toBe(before + 1); // the first notice's read, blocked; the other K-1 only marked the watch dirty
+    release();
+    await holder;
+
+    await eventually(async () => streams.every((s) => s.events.includes('grid')), 10_000, 'grid on every stream of the building');
+    await new Promise((r) => setTimeout(r, 300)); // room for any further (wrong) read
+    expect(await fingerprintReads()).toBe(before + 2);
+    for (const s of streams) expect(s.events.filter((e) => e === 'grid')).toHaveLength(1);
+    for (const s of [...streams, sentinel]) s.close();
+  });
+
+  it('commits arriving during a new watch\'s first read cost one read after it, not one each alongside it', async () => {
+    const place = await insertProject(t.database, await insertTenant(t.database.db));
+    await insertObjects(t.database, place, [{ status: 'Free' }]);
+    const sentinel = await testStream(place.tenantId);
+    const before = await fingerprintReads();
+    let release!: () => void;
+    const released = new Promise<void>((r) => { release = r; });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => { locked = r; });
+    const holder = t.database.sql.begin(async (tx) => {
+      await tx`LOCK TABLE chessboard.property_objects IN ACCESS EXCLUSIVE MODE`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    const opening = testStream(place.tenantId, { id: place.buildingId, tenantId: place.tenantId }); // its first read blocks
+    await eventually(async () => (await fingerprintReads()) === before + 1, 10_000, 'the first read started');
+    const [notice] = outboxNotices([{ tenantId: place.tenantId, payload: { buildingId: place.buildingId } }]);
+    for (let i = 0; i < 5; i++) await t.database.sql`SELECT pg_notify('pin_outbox_chessboard', ${notice!})`;
+    await eventually(async () => sentinel.events.filter((e) => e === 'chessboard').length === 5, 10_000, 'the sentinel hears the 5 notices');
+    expect(await fingerprintReads()).toBe(before + 1);
+    release();
+    await holder;
+    const stream = await opening;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await fingerprintReads()).toBe(before + 2);
+    expect(stream.events).toEqual([]); // nothing changed since the first read
+    stream.close();
+    sentinel.close();
+  });
+
+  it('the last stream of a building to close frees its watch: the building is forgotten and its commits cost no read', async () => {
+    const place = await insertProject(t.database, await insertTenant(t.database.db));
+    const [held] = await insertObjects(t.database, place, [{ status: 'Reserved' }]);
+    const building = { id: place.buildingId, tenantId: place.tenantId };
+    const base = liveFeedStats();
+    const streams = [await testStream(place.tenantId, building), await testStream(place.tenantId, building), await testStream(null, building)];
+    expect(liveFeedStats()).toEqual({ streams: base.streams + 3, watchedBuildings: base.watchedBuildings + 1 });
+    streams[0]!.close();
+    streams[1]!.close();
+    expect(liveFeedStats()).toEqual({ streams: base.streams + 1, watchedBuildings: base.watchedBuildings + 1 });
+    streams[2]!.close();
+    expect(liveFeedStats()).toEqual(base);
+
+    const sentinel = await testStream(place.tenantId);
+    const before = await fingerprintReads();
+    await callerFor(t, actor('ops', null)).chessboard.releaseHold({ propertyObjectId: held!, reason: 'live feed test' });
+    await eventually(async () => sentinel.events.includes('chessboard'), 10_000, 'the commit\'s notice');
+    expect(await fingerprintReads()).toBe(before);
+    for (const s of streams) expect(s.events).not.toContain('grid');
+    sentinel.close();
+  });
+
+  it('two tenants\' buildings stay separate: a commit reads and signals only its own building\'s streams, and a notice naming a building of another tenant reads nothing', async () => {
+    const a = await insertProject(t.database, await insertTenant(t.database.db));
+    const b = await insertProject(t.database, await insertTenant(t.database.db));
+    const [heldA] = await insertObjects(t.database, a, [{ status: 'Reserved' }]);
+    const [heldB] = await insertObjects(t.database, b, [{ status: 'Reserved' }]);
+    const onA = [await testStream(a.tenantId, { id: a.buildingId, tenantId: a.tenantId }), await testStream(null, { id: a.buildingId, tenantId: a.tenantId })];
+    const onB = [await testStream(b.tenantId, { id: b.buildingId, tenantId: b.tenantId }), await testStream(b.tenantId, { id: b.buildingId, tenantId: b.tenantId })];
+    const sentinelB = await testStream(b.tenantId);
+    const ops = callerFor(t, actor('ops', null));
+
+    let before = await fingerprintReads();
+    await ops.chessboard.releaseHold({ propertyObjectId: heldA!, reason: 'live feed test' });
+    await eventually(async () => onA.every((s) => s.events.includes('grid')), 10_000, 'grid on building A\'s streams');
+    expect(await fingerprintReads()).toBe(before + 1);
+    for (const s of onB) expect(s.events).toEqual([]);
+
+    // tenant B's notice naming tenant A's building: the watch belongs to A, so no read and no grid
+    before = await fingerprintReads();
+    const [forged] = outboxNotices([{ tenantId: b.tenantId, payload: { buildingId: a.buildingId } }]);
+    await t.database.sql`SELECT pg_notify('pin_outbox_chessboard', ${forged!})`;
+    await eventually(async () => sentinelB.events.includes('chessboard'), 10_000, 'the forged notice');
+    expect(await fingerprintReads()).toBe(before);
+
+    await ops.chessboard.releaseHold({ propertyObjectId: heldB!, reason: 'live feed test' });
+    await eventually(async () => onB.every((s) => s.events.includes('grid')), 10_000, 'grid on building B\'s streams');
+    expect(await fingerprintReads()).toBe(before + 1);
+    for (const s of onA) expect(s.events.filter((e) => e === 'grid')).toHaveLength(1);
+    for (const s of [...onA, ...onB, sentinelB]) s.close();
   });
 });
 

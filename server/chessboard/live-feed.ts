@@ -190,15 +190,21 @@ export async function openLiveStream(stream: LiveStream): Promise<() => void> {
   if (building) {
     let watch = h.watches.get(building.id);
     if (!watch) {
-      watch = { tenantId: building.tenantId, streams: new Set(), fingerprint: null, checking: false, dirty: false };
+      // the first read counts as "in flight": commits arriving meanwhile mark the watch dirty and cost
+      // one more read after it (checkWatch), not one concurrent read each
+      watch = { tenantId: building.tenantId, streams: new Set(), fingerprint: null, checking: true, dirty: false };
       h.watches.set(building.id, watch);
       watch.streams.add(stream);
       const { database } = h;
-      if (database) {
-        fingerprintReads.inc();
-        const first = await tenantBuildingFingerprint(database.db, building.tenantId, building.id).catch(() => null);
-        watch.fingerprint ??= first;
+      try {
+        if (database) {
+          fingerprintReads.inc();
+          watch.fingerprint = await tenantBuildingFingerprint(database.db, building.tenantId, building.id).catch(() => null);
+        }
+      } finally {
+        watch.checking = false;
       }
+      if (watch.dirty && watch.streams.size > 0) void checkWatch(building.id, watch);
     } else {
       watch.streams.add(stream);
     }
@@ -214,4 +220,10 @@ export async function openLiveStream(stream: LiveStream): Promise<() => void> {
 
 export function liveStreamCount(): number {
   return hub().streams.size;
+}
+
+/** What the hub holds now (tests, diagnostics): open streams, and buildings with a shared watch (one per building with streams). */
+export function liveFeedStats(): { streams: number; watchedBuildings: number } {
+  const h = hub();
+  return { streams: h.streams.size, watchedBuildings: h.watches.size };
 }

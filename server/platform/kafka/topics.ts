@@ -84,14 +84,14 @@ export async function ensureNamedTopics(admin: Admin, wanted: string[], partitio
   await waitForLeaders(admin, missing);
 }
 
-async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+async function waitForLeaders(admin: Admin, topics: string[], minPartitions = 1, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
       const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
       const ready =
         metadata.length === topics.length &&
-        metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+        metadata.every((t) => t.partitions.length >= minPartitions && t.partitions.every((p) => p.leader >= 0));
       // a leader in the metadata is not yet a leader that answers: ListOffsets right after creation can
       // still get NOT_LEADER_OR_FOLLOWER (seen in CI on the ops lag read), so ask every partition once
       if (ready) {
@@ -182,6 +182,7 @@ export async function reconcileTopics(admin: Admin, settings: TopicSettings): Pr
     }
   }
 
+  const grown: string[] = [];
   if (present.length > 0) {
     const { topics: metadata } = await admin.fetchTopicMetadata({ topics: present });
     const byName = new Map(metadata.map((m) => [m.name, m]));
@@ -205,6 +206,7 @@ export async function reconcileTopics(admin: Admin, settings: TopicSettings): Pr
       }
       if (partitions.length < settings.partitions) {
         await admin.createPartitions({ topicPartitions: [{ topic, count: settings.partitions }] });
+        grown.push(topic);
         actions.push({ topic, action: 'partitions-added', from: partitions.length, to: settings.partitions });
       } else if (partitions.length > settings.partitions) {
         notes.push(`has ${partitions.length} partitions, more than the configured ${settings.partitions}; left as they are`);
@@ -226,6 +228,11 @@ export async function reconcileTopics(admin: Admin, settings: TopicSettings): Pr
       if (!actions.some((a) => a.topic === topic)) actions.push({ topic, action: 'unchanged', ...(notes.length ? { note: notes.join('; ') } : {}) });
     }
   }
+
+  // the controller applies new partitions through the metadata log: a broker's metadata shows them a
+  // moment later (a fresh-clone CI run read 1 of 3 right after), so the command returns when they are
+  // there and lead — whoever runs next (a producer, the start-up check, a second run) sees them
+  if (grown.length > 0) await waitForLeaders(admin, grown, settings.partitions);
 
   const order = new Map(wanted.map((t, i) => [t, i]));
   actions.sort((a, b) => order.get(a.topic)! - order.get(b.topic)!);

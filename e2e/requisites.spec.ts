@@ -87,6 +87,8 @@ test('a manager uploads the contract of a paid booking without requisites: the d
   const dialog = page.locator('dialog[open]');
   const picker = dialog.getByTestId('requisites-picker');
   await expect(picker).toBeVisible();
+  // a paid contract needs a set: the empty choice asks for one, it does not offer "no requisites (free program)"
+  await expect(picker.locator('select[name=requisiteSetId] option[value=""]')).toHaveText('Выберите или добавьте набор');
   await picker.locator('[data-action=new-requisites]').click();
   for (const [name, value] of Object.entries(fields)) await picker.locator(`input[name=${name}]`).fill(value);
   await picker.locator('[data-action=save-requisites]').click();

@@ -158,7 +158,7 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
           <>
             {openedVersion !== null && booking.version !== openedVersion && !current?.isPending ? <ConcurrentChange booking={booking} /> : null}
             {t(`confirm.${active}.message`)}
-            {active === 'uploadContract' && needsRequisites ? <RequisitesPicker tenantId={booking.tenantId} value={requisites} onChange={setRequisites} /> : null}
+            {active === 'uploadContract' && needsRequisites ? <RequisitesPicker tenantId={booking.tenantId} value={requisites} onChange={setRequisites} required /> : null}
           </>
         ) : null}
         confirmLabel={active ? t(`actions.${active}`) : ''}

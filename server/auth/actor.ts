@@ -1,6 +1,8 @@
-import type { USER_ROLES } from './schema';
+import { USER_ROLES } from './schema';
 import { AppError } from '../platform/errors';
 
+/** The roles, for other contexts (crm labels a metric by them) that may not import auth's schema. */
+export { USER_ROLES };
 export type Role = (typeof USER_ROLES)[number];
 
 /** Who is calling. `tenantId` null = cross-tenant role (pin_manager, ops); system jobs use SYSTEM_ACTOR. */

@@ -4,7 +4,7 @@ import type { BookingRecord } from './booking';
 import type { CancelDealResult } from './commands/cancel-deal';
 import type { CommandContext } from './commands/shared';
 import type { CrmCommandName } from './permissions';
-import { USER_ROLES } from '../auth/schema';
+import { USER_ROLES } from '../auth/actor';
 
 /** Saga metrics of crm (crm-booking-saga, Observability). */
 export const expirationItemsTotal = counter('crm_booking_expiration_items_total', 'Bookings expired by booking-expiration, by phase (reserve | booking)', ['phase'], { phase: ['reserve', 'booking'] });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canSeeTenant, type Actor } from '../auth/actor';
 import { reholdForCrmBooking, releaseHoldManually } from '../chessboard/commands';
-import { writeAudit } from '../chessboard/commands/command-support';
+import { recordAudit } from './audit';
 import { isActive, type BookingRecord } from '../crm/booking';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { commandContext } from '../crm/commands/shared';
@@ -73,7 +73,7 @@ export async function releaseHoldChecked(tx: Tx, input: ReleaseHoldCheckedInput)
     );
     return { ...released, crmBooking: { ...summary, bookingStatus: cancelled.status } };
   }
-  await writeAudit(tx, {
+  await recordAudit(tx, {
     actor: input.actor, action: DIVERGENCE_AUDIT_ACTION, targetType: 'Booking', targetId: active.id, reason: input.reason, at: input.now ?? new Date(),
     details: { propertyObjectId: input.propertyObjectId, bookingStatus: active.status, deadline: deadlineOf(active).toISOString(), releaseMessageId: released.messageId },
   });

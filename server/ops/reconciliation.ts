@@ -1,24 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
-import { canSeeTenant, type Actor } from '../auth/actor';
-import {
-  bookingCancelledEvent, bookingConfirmedEvent, bookingCreatedEvent, bookingExpiredEvent, dealSaleStartedEvent,
-} from '../crm/events';
-import type { BookingRecord } from '../crm/booking';
-import { bookings } from '../crm/schema';
+import { sql } from 'drizzle-orm';
+import type { Actor } from '../auth/actor';
+import { republishBookingEvent as republishCrmBookingEvent } from '../crm/commands/republish-booking-event';
 import type { DbOrTx, Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { gauge } from '../platform/metrics';
-import { writeOutbox } from '../platform/outbox/write';
 import { DIVERGENCE_AUDIT_ACTION, releaseHoldChecked, type CrmBookingChoice } from './booking-repairs';
-import { auditLog } from './schema';
+import { recordAudit } from './audit';
 import type { TenantScope } from './dashboard/queries';
 
 /**
  * Reconciliation crm ↔ chessboard (crm-booking-saga "Timeout и Reconciliation", "Manual review"):
  * compares the saga's source of truth (crm.bookings) with the chessboard's holds and lists what
  * disagrees, with the likely cause and the repair that applies. A read-only ops view across schemas;
- * the repairs go through the owners' write paths (a crm outbox event, the chessboard's manual release).
+ * the repairs go through the owners' commands (crm's republish, the chessboard's manual release).
  *
  *   booking_not_held      an active crm booking whose object is not held by its deal (and booking)
  *   hold_without_booking  a held object whose hold deal has no active crm booking for it
@@ -279,35 +274,6 @@ export const RECONCILIATION_ERRORS = {
 
 const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
-/**
- * The event that states a booking's current state (what crm would publish for it now), with the
- * booking's current version as bookingVersion — the chessboard consumer applies it only if it has not
- * applied that version yet (DESIGN decision 3), so repeating it is safe.
- */
-async function currentStateEvent(tx: Tx, b: BookingRecord, meta: { correlationId: string; now: Date }) {
-  const closedAt = b.closedAt ?? b.updatedAt;
-  switch (b.status) {
-    case 'Reserved':
-    case 'AwaitingPayment':
-      return bookingCreatedEvent(b, meta);
-    case 'Booked':
-      return bookingConfirmedEvent(b, meta);
-    case 'ReserveExpired':
-      return bookingExpiredEvent(b, 'Reserve', b.reserveExpiresAt, { ...meta, now: closedAt });
-    case 'BookingExpired':
-      return bookingExpiredEvent(b, 'Booking', b.bookingExpiresAt ?? b.reserveExpiresAt, { ...meta, now: closedAt });
-    case 'Cancelled': {
-      const [last] = await tx.execute<{ from_status: string | null }>(sql`
-        SELECT from_status FROM crm.booking_timeline WHERE booking_id = ${b.id} AND to_status = 'Cancelled' ORDER BY at DESC, id DESC LIMIT 1`);
-      const from = last?.from_status;
-      const fromStatus = from === 'Reserved' || from === 'AwaitingPayment' || from === 'Booked' ? from : b.bookedAt ? 'Booked' : 'Reserved';
-      return bookingCancelledEvent(b, fromStatus, b.closedReason ?? 'cancelled', { ...meta, now: closedAt });
-    }
-    case 'Completed':
-      return dealSaleStartedEvent(b, { ...meta, now: closedAt });
-  }
-}
-
 export interface RepublishResult {
   bookingId: string;
   topic: string;
@@ -316,8 +282,9 @@ export interface RepublishResult {
 }
 
 /**
- * Repair "re-publish the booking's last event": a new crm.outbox row repeating the booking's
- * current-state event with the same bookingVersion (the relay publishes it; consumers dedupe by version).
+ * Repair "re-publish the booking's last event": crm's republish command writes a crm.outbox row repeating
+ * the booking's current-state event with the same bookingVersion (the relay publishes it; consumers dedupe
+ * by version); ops checks the scope's answer and audits the repair.
  */
 export async function republishBookingEvent(
   tx: Tx,
@@ -325,18 +292,17 @@ export async function republishBookingEvent(
 ): Promise<RepublishResult> {
   const now = input.now ?? new Date();
   const correlationId = input.correlationId && isUuid(input.correlationId) ? input.correlationId : randomUUID();
-  // FOR SHARE: a crm command cannot move the booking while its state is being repeated
-  const [b] = await tx.select().from(bookings).where(eq(bookings.id, input.bookingId)).for('share');
-  if (!b || !canSeeTenant(input.actor, b.tenantId)) {
+  // crm writes its own outbox (issue #18): its republish command repeats the booking's current state
+  const republished = await republishCrmBookingEvent(tx, { bookingId: input.bookingId, actor: input.actor, correlationId, now });
+  if (!republished) {
     throw new AppError(RECONCILIATION_ERRORS.BOOKING_NOT_FOUND, 'NOT_FOUND', 'booking not found', { bookingId: input.bookingId });
   }
-  const event = await currentStateEvent(tx, b, { correlationId, now });
-  const messageId = await writeOutbox(tx, 'crm', event);
-  await tx.insert(auditLog).values({
-    at: now, actorId: input.actor.userId, action: 'ops.reconciliation.republish', targetType: 'Booking', targetId: b.id, reason: input.reason,
-    details: { topic: event.topic, messageId, bookingVersion: b.version, bookingStatus: b.status, propertyObjectId: b.propertyObjectId, correlationId },
+  const { booking: b, topic, messageId } = republished;
+  await recordAudit(tx, {
+    at: now, actor: input.actor, action: 'ops.reconciliation.republish', targetType: 'Booking', targetId: b.id, reason: input.reason,
+    details: { topic, messageId, bookingVersion: b.version, bookingStatus: b.status, propertyObjectId: b.propertyObjectId, correlationId },
   });
-  return { bookingId: b.id, topic: event.topic, messageId, bookingVersion: b.version };
+  return { bookingId: b.id, topic, messageId, bookingVersion: b.version };
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../platform/db';
 import { canSeeTenant, type Actor } from '../../auth/actor';
 import { AppError, ValidationError } from '../../platform/errors';
-import { auditLog } from '../../ops/schema';
+import { recordAudit } from '../../ops/audit';
 
 /** Inputs every chessboard command accepts besides its own fields. */
 export interface CommandMeta {
@@ -45,12 +45,8 @@ export function requiredText(field: string, value: string, max = 200): string {
   return v;
 }
 
-export async function writeAudit(
-  tx: Tx,
-  e: { actor: Actor; action: string; targetType: string; targetId: string; reason?: string | null; details?: Record<string, unknown>; at: Date },
-): Promise<void> {
-  await tx.insert(auditLog).values({
-    at: e.at, actorId: e.actor.userId, action: e.action, targetType: e.targetType, targetId: e.targetId,
-    reason: e.reason ?? null, details: e.details ?? null,
-  });
-}
+/**
+ * A person's status change is audited in ops.audit_log, which ops owns (issue #18): through ops' audit
+ * command, in the command's transaction.
+ */
+export const writeAudit = (tx: Tx, e: Parameters<typeof recordAudit>[1]): Promise<void> => recordAudit(tx, e);

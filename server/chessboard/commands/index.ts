@@ -7,4 +7,5 @@ export { upsertBuilding, type UpsertBuildingInput } from './upsert-building';
 export { upsertPropertyObject, type UpsertPropertyObjectInput } from './upsert-property-object';
 export { deletePropertyObject, type DeletePropertyObjectInput } from './delete-property-object';
 export { deleteProject, type DeleteProjectInput } from './delete-project';
+export { resolveHoldMismatch, type ResolveHoldMismatchInput } from './resolve-hold-mismatch';
 export type { CommandMeta } from './command-support';

@@ -8,7 +8,15 @@ import { AppError, isAppError } from '../../platform/errors';
 import { createIdempotentProducer } from '../../platform/kafka/client';
 import { dlqTopic, withPrefix } from '../../platform/kafka/topics';
 import type { Logger } from '../../platform/logger';
-import { auditLog, dlqMessages } from '../schema';
+import { forgetRejectedMessage as forgetCatalogRejection } from '../../catalog/inbox-replay';
+import { resolveHoldMismatch } from '../../chessboard/commands';
+import { forgetRejectedMessage as forgetChessboardRejection } from '../../chessboard/inbox-replay';
+import { forgetRejectedMessage as forgetCrmRejection } from '../../crm/inbox-replay';
+import { forgetRejectedMessage as forgetMessengerRejection } from '../../messenger/inbox-replay';
+import { forgetRejectedMessage as forgetNotificationsRejection } from '../../notifications/inbox-replay';
+import type { ConsumerDefinition } from '../../platform/kafka/consumer-runner';
+import { recordAudit } from '../audit';
+import { dlqMessages } from '../schema';
 import { consumerGroups, dlqTopicOffsets, opsKafka, type PartitionOffsets } from './kafka-admin';
 import type { TenantScope } from './queries';
 
@@ -326,13 +334,22 @@ type DecisionInput = DlqRef & { actor: Actor; reason: string; scope: TenantScope
 /**
  * Requeue: produce the original key/value/headers to the original topic and record the decision.
  * The consumer's inbox remembers a rejected messageId (result 'rejected'), which would make the
- * requeued copy a duplicate no-op; that one inbox row is removed in the same transaction so the
- * message is really tried again. The produce happens inside the transaction: if it fails, nothing
+ * requeued copy a duplicate no-op; the inbox's owner forgets that one row in the same transaction
+ * (its inbox-replay command) so the message is really tried again. The produce happens inside the transaction: if it fails, nothing
  * is recorded; if the commit fails after it, the copy is a duplicate the inbox will drop.
  */
 export async function requeueDlqMessage(db: Db, env: Env, input: DecisionInput, logger?: Logger): Promise<{ originalTopic: string; messageId: string | null }> {
   return withProducer(env, logger, (send) => requeueWith(db, send, input));
 }
+
+/** Each inbox's owner forgets a rejection through its own command (issue #18: ops writes no inbox). */
+export const INBOX_REPLAY: Record<ConsumerDefinition['inbox'], (tx: DbOrTx, input: { consumer: string; messageId: string }) => Promise<void>> = {
+  catalog: forgetCatalogRejection,
+  chessboard: forgetChessboardRejection,
+  crm: forgetCrmRejection,
+  messenger: forgetMessengerRejection,
+  notifications: forgetNotificationsRejection,
+};
 
 async function requeueWith(db: Db, send: SendCopy, input: DecisionInput): Promise<{ originalTopic: string; messageId: string | null }> {
   const now = input.now ?? new Date();
@@ -340,10 +357,7 @@ async function requeueWith(db: Db, send: SendCopy, input: DecisionInput): Promis
     const row = await lockUndecided(tx, input, input.scope);
     if (!row.originalTopic) throw new AppError(DLQ_ERRORS.NO_ORIGINAL_TOPIC, 'PRECONDITION_FAILED', 'the DLQ record does not name its original topic');
     const group = consumerGroups().find((c) => c.group === row.consumerGroup);
-    if (row.messageId && group) {
-      await tx.execute(sql`DELETE FROM ${sql.raw(`${group.inbox}.inbox`)}
-        WHERE consumer = ${row.consumerGroup} AND message_id = ${row.messageId} AND result = 'rejected'`);
-    }
+    if (row.messageId && group) await INBOX_REPLAY[group.inbox](tx, { consumer: row.consumerGroup, messageId: row.messageId });
     await recordDecision(tx, row, 'requeued', input, now);
     await send({ topic: row.originalTopic, key: row.key, value: row.value, headers: { ...row.headers, 'ops.requeued-from': `${row.topic}/${row.partition}/${row.offset}` } });
     return { originalTopic: row.originalTopic, messageId: row.messageId };
@@ -353,13 +367,13 @@ async function requeueWith(db: Db, send: SendCopy, input: DecisionInput): Promis
 /** The decision on a locked, undecided record: hidden from the list, an INV-CHS-003 record resolved, audited. */
 async function recordDecision(tx: DbOrTx, row: typeof dlqMessages.$inferSelect, decision: 'requeued' | 'discarded', input: DecisionInput, now: Date): Promise<void> {
   if (row.errorCode === 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH' && row.messageId) {
-    await tx.execute(sql`UPDATE chessboard.hold_mismatches SET resolved_at = ${now.toISOString()}::timestamptz WHERE message_id = ${row.messageId} AND resolved_at IS NULL`);
+    await resolveHoldMismatch(tx, { messageId: row.messageId, at: now });
   }
   await tx.update(dlqMessages)
     .set({ decision, decidedAt: now, decidedBy: input.actor.userId, decisionReason: input.reason })
     .where(and(eq(dlqMessages.topic, row.topic), eq(dlqMessages.partition, row.partition), eq(dlqMessages.offset, row.offset)));
-  await tx.insert(auditLog).values({
-    at: now, actorId: input.actor.userId, action: decision === 'requeued' ? 'ops.dlq.requeue' : 'ops.dlq.discard', targetType: 'DlqMessage',
+  await recordAudit(tx, {
+    at: now, actor: input.actor, action: decision === 'requeued' ? 'ops.dlq.requeue' : 'ops.dlq.discard', targetType: 'DlqMessage',
     targetId: `${row.topic}/${row.partition}/${row.offset}`,
     reason: input.reason, details: { originalTopic: row.originalTopic, messageId: row.messageId, errorCode: row.errorCode, key: row.key },
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { jobControls, jobRuns } from '../../ops/schema';
+import { jobControls, jobRuns } from './schema';
 import type { Db } from '../db';
 import type { JobContext, JobDefinition, JobSummary, JobTrigger } from './types';
 import { JOB_NAMES, SKIPPED_LOCKED } from './types';

@@ -1,5 +1,6 @@
 // `npm run lint`: typescript-eslint (recommended) for every TypeScript file, React hooks rules and
-// Next.js's own rules for the console, and the layering rule the guide asks for: no SQL in app/.
+// Next.js's own rules for the console, the layering rule the guide asks for (no SQL in app/), and the
+// import boundaries of the ground floor (platform/, contracts/) and of client components.
 import js from '@eslint/js';
 import globals from 'globals';
 import nextPlugin from '@next/eslint-plugin-next';
@@ -45,6 +46,7 @@ const contextBoundaries = [
     rules: { 'no-restricted-imports': contextImportRule('ops', ['schema']) },
   },
 ];
+const PLATFORM_BOUNDARY = 'platform/ is the ground floor: it imports only platform/, contracts/ and packages. Register the context with a composition root (server/worker.ts, server/web-services.ts, server/schema.ts) instead.';
 
 export default tseslint.config(
   { ignores: ['.next/**', '.data/**', 'node_modules/**', 'drizzle/migrations/**', 'next-env.d.ts', '**/*.js', '**/*.cjs'] },
@@ -75,6 +77,71 @@ export default tseslint.config(
       }],
     },
   },
+  // ── Import boundaries: the ground floor (issue #18) ─────────────────────────────────────────────
+  // contracts/ imports nothing but zod and each other; platform/ imports only itself, contracts/ and
+  // packages. The contexts, server/worker.ts, jobs.ts, consumers.ts, schema.ts, metric-modules.ts and
+  // web-services.ts sit above them: a context registers its tables, outboxes, jobs, consumers and
+  // metrics with a composition root (worker.ts, web-services.ts, schema.ts), never platform reaching up.
+  // (@typescript-eslint's variant of no-restricted-imports, so these blocks do not replace — and are not
+  // replaced by — a built-in no-restricted-imports block on the same files; type imports count too.)
+  {
+    files: ['server/contracts/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(?!zod$|\\./)', message: 'contracts/ imports nothing but zod and the other contracts (platform and the contexts build on them).' }],
+      }],
+    },
+  },
+  {
+    files: ['server/platform/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(\\.\\./(?!contracts(/|$))|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
+      }],
+    },
+  },
+  {
+    files: ['server/platform/*/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(\\.\\./\\.\\./(?!contracts(/|$))|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
+      }],
+    },
+  },
+  {
+    // platform's own tests may also use the test harness (server/testing) and the local infra scripts
+    files: ['server/platform/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(\\.\\./(?!(contracts|testing)(/|$))|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
+      }],
+    },
+  },
+  {
+    files: ['server/platform/*/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(\\.\\./\\.\\./(?!(contracts|testing)/|\\.\\./scripts/infra/)|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
+      }],
+    },
+  },
+  {
+    // client components (and the modules they share) ship to the browser: from server/ only types and
+    // the pure role/status lists they show; everything else goes through tRPC (a server component or
+    // route handler outside _components/ may call server/ functions)
+    files: ['app/**/_components/**/*.{ts,tsx}'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{
+          regex: '^(@/server/(?!(crm/deal|crm/permissions|profile/permissions|chessboard/catalog-action-roles)$)|(\\.\\./)+server/)',
+          allowTypeImports: true,
+          message: 'A client component imports only types and pure role/status modules from server/ (see eslint.config.mjs); call a tRPC procedure instead.',
+        }],
+      }],
+    },
+  },
+  // ── end of the ground-floor boundaries ──────────────────────────────────────────────────────────
   {
     // Playwright fixtures take a `use` callback, which the hooks rule mistakes for React's use()
     files: ['e2e/**/*.ts'],

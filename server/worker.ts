@@ -13,7 +13,7 @@ import { pruneJobRuns } from './platform/jobs/run-log';
 import { bindOutboxMetrics, } from './platform/outbox/relay';
 import { bindCatalogMetrics } from './catalog/retention-metrics';
 import { bindHoldExpirationMetrics } from './chessboard/metrics';
-import { outboxChannel } from './platform/outbox/write';
+import { OUTBOX_NAMES, outboxChannel } from './platform/outbox/write';
 import { createJobs } from './jobs';
 import { consumers } from './consumers';
 
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   bindHoldExpirationMetrics(database, env.HOLD_EXPIRATION_GRACE_MS);
   collectProcessMetrics();
   const kafka = createKafka(env, logger, '-worker');
-  bindConsumerLagMetrics(kafka, env);
+  bindConsumerLagMetrics(kafka, env, consumers);
   const scheduler = new JobScheduler({ database, env, logger, kafka });
   const jobs = createJobs();
   for (const job of Object.values(jobs)) scheduler.register(job);
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
       if (again) { again = false; wake(); }
     });
   };
-  for (const name of ['crm', 'chessboard'] as const) await database.sql.listen(outboxChannel(name), wake);
+  for (const name of OUTBOX_NAMES) await database.sql.listen(outboxChannel(name), wake);
 
   // Jobs first: joining a consumer group waits until Kafka has dropped the members of a crashed worker
   // (up to the session timeout, 30 s); a restarted worker must not leave the safety net and the relay

@@ -3,7 +3,7 @@ import { redirect } from 'next/navigation';
 import { getTranslations } from 'next-intl/server';
 import { resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import { loadUserProfile } from '@/server/auth/sign-in';
-import { getServices } from '@/server/platform/services';
+import { getServices } from '@/server/web-services';
 import { ConsoleNav, ShellMenu, SkipLink } from '../_components/console-nav';
 import { LocaleSwitch } from '../_components/locale-switch';
 import { NotificationBell } from '../_components/notification-bell';

@@ -32,9 +32,6 @@ const ALLOWED: { file: string; tables: 'any' | string[]; why: string }[] = [
   { file: 'server/platform/outbox/write.ts', tables: 'any', why: 'writeOutbox inserts into the outbox its caller names; the call sites count as the writes' },
   { file: 'server/platform/outbox/relay.ts', tables: 'any', why: 'the relay marks rows published and prunes them in every outbox (DESIGN: the outbox pattern)' },
   { file: 'server/platform/kafka/consumer-runner.ts', tables: 'any', why: "the runner records each message in the consumer's own inbox; the definitions' `inbox:` count as the writes" },
-  // job runs are the scheduler's record of every context's jobs; h18a gives the platform these definitions
-  // (DESIGN keeps the name ops.job_runs): once they are declared under server/platform/, drop this entry
-  { file: 'server/platform/jobs/run-log.ts', tables: ['ops.job_runs'], why: 'the job runner records every cycle of every job' },
 ];
 
 const isTestSupport = (file: string) => TEST_SUPPORT.some((re) => re.test(file));

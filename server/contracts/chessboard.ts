@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOPICS } from '../platform/kafka/topics';
+import { TOPICS } from './topics';
 import { envelopeSchema, nullableTimestamp, timestamp } from './envelope';
 
 const objectStatus = z.enum(['Free', 'Reserved', 'Booked', 'Sold', 'Hidden']);

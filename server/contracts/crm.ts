@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOPICS } from '../platform/kafka/topics';
+import { TOPICS } from './topics';
 import { envelopeSchema, nullableTimestamp, timestamp } from './envelope';
 
 /** Every booking event carries bookingVersion: the booking's version after the transition (DESIGN 3). */

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as schema from '../platform/schema';
 import { projectObjects } from '../testing/crm-projection';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { createBookingCommand } from './commands/create-booking';
@@ -89,7 +88,7 @@ describe('CreateBooking against crm.property_objects (DESIGN decision 8)', () =>
     const client = postgres(t.url, {
       max: 1, onnotice: () => {}, debug: (_conn, query, params) => { statements.push(query); parameters.push([...params]); },
     });
-    const db = drizzle(client, { schema });
+    const db = drizzle(client);
     try {
       await client`SELECT 1`; // the connection's own start-up queries (array types) are not the command's
       const traces: string[][] = [];

@@ -1,38 +1,13 @@
 import { sql } from 'drizzle-orm';
 import {
-  bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uuid,
+  bigint, bigserial, check, doublePrecision, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uuid,
 } from 'drizzle-orm/pg-core';
 
 export const ops = pgSchema('ops');
 
-export const JOB_RUN_STATUSES = ['running', 'succeeded', 'failed', 'skipped'] as const;
-
-/** One row per job cycle (DESIGN decision 6): the dashboard's run history. */
-export const jobRuns = ops.table('job_runs', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  job: text('job').notNull(),
-  runId: uuid('run_id').notNull().unique(),
-  trigger: text('trigger').notNull().default('schedule'),
-  instance: text('instance'),
-  startedAt: timestamp('started_at', { withTimezone: true, precision: 3 }).notNull(),
-  finishedAt: timestamp('finished_at', { withTimezone: true, precision: 3 }),
-  status: text('status', { enum: JOB_RUN_STATUSES }).notNull(),
-  summary: jsonb('summary'),
-  error: text('error'),
-}, (t) => [
-  check('ck_job_runs_status', sql`${t.status} IN ('running', 'succeeded', 'failed', 'skipped')`),
-  index('ix_job_runs_job_started').on(t.job, t.startedAt),
-]);
-
-/** Pause/resume and "run now" requests, obeyed by every worker instance. */
-export const jobControls = ops.table('job_controls', {
-  job: text('job').primaryKey(),
-  paused: boolean('paused').notNull().default(false),
-  changedBy: text('changed_by'),
-  changedAt: timestamp('changed_at', { withTimezone: true, precision: 3 }),
-  /** why the job was paused / resumed (also in ops.audit_log) */
-  reason: text('reason'),
-});
+// job_runs and job_controls are the job runner's own record (platform/jobs/run-log.ts writes and obeys
+// them): defined there, in this schema, and re-exported for the ops dashboard that reads and sets them
+export { JOB_RUN_STATUSES, jobControls, jobRuns } from '../platform/jobs/schema';
 
 /** Who did what by hand (manual release, DLQ requeue/discard, reconciliation repairs). */
 export const auditLog = ops.table('audit_log', {

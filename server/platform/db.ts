@@ -1,10 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import * as schema from './schema';
-
-export type Schema = typeof schema;
-export type Db = PostgresJsDatabase<Schema>;
+// no relational schema: the code queries with the SQL builder over the contexts' own table objects
+// (never `db.query.<table>`), so platform needs no list of every context's tables
+export type Db = PostgresJsDatabase;
 /** A transaction handle; commands and queries are functions of (tx, input). */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** Either a db or a tx: read-only queries accept both. */
@@ -22,7 +21,7 @@ export interface Database {
 export function createDatabase(url: string, opts: { max?: number; applicationName?: string } = {}): Database {
   // timestamps come back as Date; numeric as string unless drizzle maps it
   const sql = connectPostgres(url, { max: opts.max ?? 10, applicationName: opts.applicationName ?? 'pin-booking' });
-  const db = drizzle(sql, { schema });
+  const db = drizzle(sql);
   return { sql, db, close: () => sql.end({ timeout: 5 }) };
 }
 

@@ -1,10 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
-import { collectProcessMetrics, renderMetrics } from './metrics';
-import { getServices } from './services';
 
 /**
- * The web's Prometheus scrape. It is not public: the web server (scripts/web-server.ts) serves it on
- * WEB_METRICS_PORT (127.0.0.1) by passing the request to the /api/metrics route with a secret header
+ * Who may read the web's Prometheus scrape (the scrape itself: server/web-services.ts). It is not
+ * public: the web server (scripts/web-server.ts) serves it on WEB_METRICS_PORT (127.0.0.1) by passing the request to the /api/metrics route with a secret header
  * that only this process knows; on the public port the route answers 404 unless WEB_METRICS_TOKEN is
  * set and the request carries it as a bearer token.
  */
@@ -24,11 +22,4 @@ export function metricsAllowed(headers: Headers, token: string | undefined): boo
   if (typeof secret === 'string' && viaPort !== null && same(viaPort, secret)) return true;
   const bearer = /^Bearer (\S+)$/.exec(headers.get('authorization') ?? '')?.[1];
   return !!token && !!bearer && same(bearer, token);
-}
-
-export async function webMetricsResponse(): Promise<Response> {
-  getServices();
-  collectProcessMetrics();
-  const { body, contentType } = await renderMetrics();
-  return new Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } });
 }

@@ -1,4 +1,4 @@
-import { getServices } from '@/server/platform/services';
+import { getServices } from '@/server/web-services';
 import { readCookie, resolveSession, SESSION_COOKIE, sessionRevocationKey } from '@/server/auth/session';
 import { tenantScope } from '@/server/auth/actor';
 import { visibleBuildingTenant } from '@/server/chessboard/queries';

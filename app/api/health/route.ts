@@ -1,4 +1,4 @@
-import { getServices } from '@/server/platform/services';
+import { getServices } from '@/server/web-services';
 import { checkHealth } from '@/server/platform/health';
 
 export const dynamic = 'force-dynamic';

@@ -1,5 +1,5 @@
-import { getServices } from '@/server/platform/services';
-import { metricsAllowed, webMetricsResponse } from '@/server/platform/web-metrics';
+import { getServices, webMetricsResponse } from '@/server/web-services';
+import { metricsAllowed } from '@/server/platform/web-metrics';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';

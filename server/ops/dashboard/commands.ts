@@ -3,11 +3,11 @@ import { createJobs } from '../../jobs';
 import type { Database, Tx } from '../../platform/db';
 import type { Env } from '../../platform/env';
 import { AppError } from '../../platform/errors';
-import { runJobCycle, type JobRunResult } from '../../platform/jobs/run-log';
+import { runJobCycle, setJobControl, type JobRunResult } from '../../platform/jobs/run-log';
 import type { JobName } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
 import { releaseHoldChecked, type CrmBookingChoice } from '../booking-repairs';
-import { auditLog, jobControls } from '../schema';
+import { auditLog } from '../schema';
 import { opsKafka } from './kafka-admin';
 
 /**
@@ -68,9 +68,7 @@ export async function setJobPaused(
 ): Promise<{ job: JobName; paused: boolean; changedAt: Date }> {
   const now = input.now ?? new Date();
   const reason = input.reason?.trim() || null;
-  await tx.insert(jobControls)
-    .values({ job: input.job, paused: input.paused, changedBy: input.actor.userId, changedAt: now, reason })
-    .onConflictDoUpdate({ target: jobControls.job, set: { paused: input.paused, changedBy: input.actor.userId, changedAt: now, reason } });
+  await setJobControl(tx, { job: input.job, paused: input.paused, changedBy: input.actor.userId, changedAt: now, reason });
   await tx.insert(auditLog).values({
     at: now, actorId: input.actor.userId, action: input.paused ? 'ops.job.pause' : 'ops.job.resume', targetType: 'Job', targetId: input.job, reason,
   });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { jobControls, jobRuns } from '../../ops/schema';
-import type { Db } from '../db';
+import { jobControls, jobRuns } from './schema';
+import type { Db, DbOrTx } from '../db';
 import type { JobContext, JobDefinition, JobSummary, JobTrigger } from './types';
 import { JOB_NAMES, SKIPPED_LOCKED } from './types';
 import { counter, gauge, histogram } from '../metrics';
@@ -27,6 +27,15 @@ export interface JobRunResult {
 export async function isJobPaused(db: Db, job: string): Promise<boolean> {
   const rows = await db.select({ paused: jobControls.paused }).from(jobControls).where(eq(jobControls.job, job));
   return rows[0]?.paused ?? false;
+}
+
+/** Pause or resume a job for every worker instance (their schedulers read it on each tick, isJobPaused). */
+export async function setJobControl(
+  db: DbOrTx,
+  input: { job: string; paused: boolean; changedBy: string; changedAt: Date; reason: string | null },
+): Promise<void> {
+  const { job, ...control } = input;
+  await db.insert(jobControls).values({ job, ...control }).onConflictDoUpdate({ target: jobControls.job, set: control });
 }
 
 /**

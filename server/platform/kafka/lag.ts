@@ -1,7 +1,7 @@
 import type { Admin, Kafka } from 'kafkajs';
 import type { Env } from '../env';
 import { gauge } from '../metrics';
-import { consumers } from '../../consumers';
+import type { ConsumerDefinition } from './consumer-runner';
 import { withPrefix } from './topics';
 
 export interface PartitionLag {
@@ -17,7 +17,7 @@ export interface PartitionLag {
  * Committed offset vs end offset per consumer group, topic and partition (kafkajs admin). A group that
  * never committed counts from the start of the log (lag = end - start).
  */
-export async function fetchConsumerLag(admin: Admin, env: Pick<Env, 'KAFKA_TOPIC_PREFIX'>, groups = consumers): Promise<PartitionLag[]> {
+export async function fetchConsumerLag(admin: Admin, env: Pick<Env, 'KAFKA_TOPIC_PREFIX'>, groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[]): Promise<PartitionLag[]> {
   const out: PartitionLag[] = [];
   for (const def of groups) {
     if (def.topics.length === 0) continue;
@@ -39,10 +39,13 @@ export async function fetchConsumerLag(admin: Admin, env: Pick<Env, 'KAFKA_TOPIC
   return out;
 }
 
-let bound: { kafka: Kafka; env: Env } | undefined;
-/** The lag gauge is computed at scrape time from the broker; the worker binds its client here. */
-export function bindConsumerLagMetrics(kafka: Kafka, env: Env): void {
-  bound = { kafka, env };
+let bound: { kafka: Kafka; env: Env; groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[] } | undefined;
+/**
+ * The lag gauge is computed at scrape time from the broker; the worker binds its client here, with the
+ * consumer groups it runs (server/consumers.ts: the composition root's list, platform does not import it).
+ */
+export function bindConsumerLagMetrics(kafka: Kafka, env: Env, groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[]): void {
+  bound = { kafka, env, groups };
 }
 
 gauge('pin_consumer_lag_messages', 'Messages not yet committed by a consumer group (end offset - committed offset)', ['consumer'], async function () {
@@ -50,7 +53,7 @@ gauge('pin_consumer_lag_messages', 'Messages not yet committed by a consumer gro
   const admin = bound.kafka.admin();
   try {
     await admin.connect();
-    const lags = await fetchConsumerLag(admin, bound.env);
+    const lags = await fetchConsumerLag(admin, bound.env, bound.groups);
     const byGroup = new Map<string, number>();
     for (const l of lags) byGroup.set(l.group, (byGroup.get(l.group) ?? 0) + l.lag);
     for (const [consumer, lag] of byGroup) this.set({ consumer }, lag);

@@ -2,7 +2,7 @@ import type { Producer } from 'kafkajs';
 import { createIdempotentProducer } from '../kafka/client';
 import type { JobContext, JobDefinition, JobSummary } from '../jobs/types';
 import { OutboxRelay } from './relay';
-import type { OutboxName } from './write';
+import { OUTBOX_NAMES, type OutboxName } from './write';
 
 /**
  * Job `outbox-relay`: one cycle drains crm.outbox and chessboard.outbox. The worker also runs a cycle
@@ -31,7 +31,7 @@ export function createOutboxRelayJob(): JobDefinition & { relays(): OutboxRelay[
         throw e;
       }
       const summary: JobSummary = { Published: 0, Failed: 0, Batches: 0, Pruned: 0, Outboxes: {} as Record<string, unknown> };
-      for (const name of ['crm', 'chessboard'] as const) {
+      for (const name of OUTBOX_NAMES) {
         let relay = relays.get(name);
         if (!relay) {
           relay = new OutboxRelay(name, { database: ctx.database, env: ctx.env, logger: ctx.logger, producer: producer! });

@@ -7,9 +7,7 @@ import { counter, gauge } from '../metrics';
 import { toHeaders } from '../kafka/client';
 import { withPrefix } from '../kafka/topics';
 import { linkFromHeaders, SpanKind, withSpan } from '../tracing';
-import type { OutboxName } from './write';
-
-const OUTBOX_NAMES = ['crm', 'chessboard'] as const satisfies readonly OutboxName[];
+import { OUTBOX_NAMES, type OutboxName } from './write';
 
 const published = counter('pin_outbox_published_total', 'Outbox rows acknowledged by the broker', ['outbox'], { outbox: OUTBOX_NAMES });
 const publishErrors = counter('pin_outbox_publish_errors_total', 'Failed publish attempts of outbox batches', ['outbox'], { outbox: OUTBOX_NAMES });

@@ -1,15 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
+import { pgSchema } from 'drizzle-orm/pg-core';
 import { contracts, eventTypes, type Topic } from '../../contracts';
 import type { z } from 'zod';
 import type { Tx } from '../db';
 import { traceHeaders } from '../tracing';
-import { crmOutbox } from '../../crm/schema';
-import { chessboardOutbox } from '../../chessboard/schema';
+import { outboxTable } from './table';
 
-export const OUTBOXES = { crm: crmOutbox, chessboard: chessboardOutbox } as const;
-export type OutboxName = keyof typeof OUTBOXES;
+/** The schemas that have an outbox (`<name>.outbox`, built by outboxTable in the context's schema.ts). */
+export const OUTBOX_NAMES = ['crm', 'chessboard'] as const;
+export type OutboxName = (typeof OUTBOX_NAMES)[number];
+/**
+ * A handle on each `<name>.outbox` for the inserts: every outbox is outboxTable's shape, so platform
+ * addresses one by its schema name (as the relay's SQL does) instead of importing the context's schema.
+ */
+const OUTBOXES = Object.fromEntries(OUTBOX_NAMES.map((name) => [name, outboxTable(pgSchema(name))])) as Record<OutboxName, ReturnType<typeof outboxTable>>;
 export const outboxChannel = (name: OutboxName) => `pin_outbox_${name}`;
 
 export interface OutboxEvent<T extends Topic> {

@@ -2,7 +2,7 @@ import { cookies } from 'next/headers';
 import { notFound, redirect } from 'next/navigation';
 import { resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import { bookingIdByPrefix } from '@/server/crm/queries';
-import { getServices } from '@/server/platform/services';
+import { getServices } from '@/server/web-services';
 import { BookingPage } from '../../../_components/booking-page';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,4 +1,4 @@
-import { getServices } from '@/server/platform/services';
+import { getServices } from '@/server/web-services';
 import { sessionCookie } from '@/server/auth/session';
 import { signIn } from '@/server/auth/sign-in';
 import { isAppError } from '@/server/platform/errors';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { appRouter } from '@/server/trpc/root';
-import { getServices } from '@/server/platform/services';
+import { getServices } from '@/server/web-services';
 import { readCookie, resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import type { Context } from '@/server/trpc/context';
 import { observeTrpcRequest } from '@/server/trpc/http-metrics';

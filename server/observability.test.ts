@@ -6,15 +6,15 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { EnvError, parseEnv } from './env';
-import { createCapturingLogger } from './logger';
+import { EnvError, parseEnv } from './platform/env';
+import { createCapturingLogger } from './platform/logger';
 import './metric-modules';
-import { registry, renderMetrics } from './metrics';
-import { createDatabase } from './db';
-import { bindOutboxMetrics } from './outbox/relay';
-import { bindCatalogMetrics } from '../catalog/retention-metrics';
-import { bindHoldExpirationMetrics, unbindHoldExpirationMetrics } from '../chessboard/metrics';
-import { contextFromHeaders, linkFromHeaders, startTracing, traceHeaders, withSpan, type Tracing } from './tracing';
+import { registry, renderMetrics } from './platform/metrics';
+import { createDatabase } from './platform/db';
+import { bindOutboxMetrics } from './platform/outbox/relay';
+import { bindCatalogMetrics } from './catalog/retention-metrics';
+import { bindHoldExpirationMetrics, unbindHoldExpirationMetrics } from './chessboard/metrics';
+import { contextFromHeaders, linkFromHeaders, startTracing, traceHeaders, withSpan, type Tracing } from './platform/tracing';
 
 /**
  * The operability deliverable without infrastructure: every metric the specs name exists with its
@@ -23,7 +23,7 @@ import { contextFromHeaders, linkFromHeaders, startTracing, traceHeaders, withSp
  * the tracing helpers (traceparent in, parent span out) with an in-memory span exporter.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = path.resolve(import.meta.dirname, '..');
 const ALERTS_FILE = path.join(ROOT, 'observability/prometheus/alerts.yml');
 const DASHBOARD_FILE = path.join(ROOT, 'observability/grafana/pin-booking-dashboard.json');
 

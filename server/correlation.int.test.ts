@@ -4,23 +4,23 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import type { Kafka } from 'kafkajs';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertTenant, insertUser } from '../auth/test-fixtures';
-import { createSession, SESSION_COOKIE } from '../auth/session';
-import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
-import { eventually, insertObjects, insertProject, TENANT, type Place } from '../chessboard/chessboard.fixtures';
-import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
-import { createPropertyObjectHoldExpirationJob } from '../chessboard/property-object-hold-expiration.job';
-import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { readTopics } from '../testing/kafka';
-import { resetEnvCache } from './env';
-import { runJobCycle } from './jobs/run-log';
-import { createKafka } from './kafka/client';
-import { startConsumer, type RunningConsumer } from './kafka/consumer-runner';
-import { TOPICS, withPrefix } from './kafka/topics';
-import { createOutboxRelayJob } from './outbox/outbox-relay.job';
-import { startTracing, type Tracing } from './tracing';
-import { projectedObjectOf } from '../testing/crm-projection';
+import { insertTenant, insertUser } from './auth/test-fixtures';
+import { createSession, SESSION_COOKIE } from './auth/session';
+import { cardProjectionConsumer } from './catalog/card-projection.consumer';
+import { eventually, insertObjects, insertProject, TENANT, type Place } from './chessboard/chessboard.fixtures';
+import { crmPropertyObjectStatusConsumer } from './chessboard/crm-property-object-status.consumer';
+import { createPropertyObjectHoldExpirationJob } from './chessboard/property-object-hold-expiration.job';
+import { actor, callerFor, insertDeal, insertProgram } from './crm/crm-test-fixtures';
+import { createTestContext, type TestContext } from './testing/harness';
+import { readTopics } from './testing/kafka';
+import { resetEnvCache } from './platform/env';
+import { runJobCycle } from './platform/jobs/run-log';
+import { createKafka } from './platform/kafka/client';
+import { startConsumer, type RunningConsumer } from './platform/kafka/consumer-runner';
+import { TOPICS, withPrefix } from './platform/kafka/topics';
+import { createOutboxRelayJob } from './platform/outbox/outbox-relay.job';
+import { startTracing, type Tracing } from './platform/tracing';
+import { projectedObjectOf } from './testing/crm-projection';
 
 /**
  * End-to-end correlation through the real broker: the request's correlationId (or the job's runId)

@@ -4,14 +4,14 @@ import net from 'node:net';
 import path from 'node:path';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS, insertObjectCard, insertProjectCard } from '../catalog/test-fixtures';
-import { eventually, insertObjects, insertProject, TENANT } from '../chessboard/chessboard.fixtures';
-import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
-import { CONSUMER_GROUPS } from './kafka/topics';
-import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
-import { parseExposition, type Scrape } from '../testing/prometheus';
-import { JOB_NAMES } from './jobs/types';
-import { projectedObjectOf } from '../testing/crm-projection';
+import { DAY_MS, insertObjectCard, insertProjectCard } from './catalog/test-fixtures';
+import { eventually, insertObjects, insertProject, TENANT } from './chessboard/chessboard.fixtures';
+import { actor, callerFor, insertDeal, insertProgram } from './crm/crm-test-fixtures';
+import { CONSUMER_GROUPS } from './platform/kafka/topics';
+import { createTestContext, routeHandlersOn, type TestContext } from './testing/harness';
+import { parseExposition, type Scrape } from './testing/prometheus';
+import { JOB_NAMES } from './platform/jobs/types';
+import { projectedObjectOf } from './testing/crm-projection';
 
 /**
  * The two scrape endpoints after every job and command ran: the web's /api/metrics (its route handler,
@@ -20,7 +20,7 @@ import { projectedObjectOf } from '../testing/crm-projection';
  * served, and the values are the ones the seeded data must produce.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** The metric names the specs (and the issue: outbox lag, consumer lag, job liveness) require. */
 const SPEC_NAMES = [
@@ -63,7 +63,7 @@ describe('web /api/metrics (route handler)', () => {
   });
 
   async function scrapeWeb(): Promise<Scrape> {
-    const { webMetricsResponse } = await import('@/server/platform/web-metrics');
+    const { webMetricsResponse } = await import('@/server/web-services');
     const res = await webMetricsResponse();
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);

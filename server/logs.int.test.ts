@@ -1,23 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDelistedRetentionJob, DELISTED_RETENTION_LOCK_KEY } from '../catalog/delisted-retention.job';
-import { DAY_MS, insertObjectCard } from '../catalog/test-fixtures';
-import { bookingOf, crmEnvelope, eventually, insertObjects, insertProject, TENANT, type Place } from '../chessboard/chessboard.fixtures';
-import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
-import { PROPERTY_OBJECT_ERRORS } from '../chessboard/property-object';
-import { createPropertyObjectHoldExpirationJob, expirationJobGuard } from '../chessboard/property-object-hold-expiration.job';
-import { createBookingExpirationJob } from '../crm/booking-expiration.job';
-import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
-import { AppError } from './errors';
-import { runJobCycle } from './jobs/run-log';
-import type { JobDefinition } from './jobs/types';
-import { TOPICS, withPrefix } from './kafka/topics';
-import { OutboxRelay } from './outbox/relay';
-import { writeOutbox } from './outbox/write';
-import { projectedObjectOf } from '../testing/crm-projection';
+import { createDelistedRetentionJob, DELISTED_RETENTION_LOCK_KEY } from './catalog/delisted-retention.job';
+import { DAY_MS, insertObjectCard } from './catalog/test-fixtures';
+import { bookingOf, crmEnvelope, eventually, insertObjects, insertProject, TENANT, type Place } from './chessboard/chessboard.fixtures';
+import { crmPropertyObjectStatusConsumer } from './chessboard/crm-property-object-status.consumer';
+import { PROPERTY_OBJECT_ERRORS } from './chessboard/property-object';
+import { createPropertyObjectHoldExpirationJob, expirationJobGuard } from './chessboard/property-object-hold-expiration.job';
+import { createBookingExpirationJob } from './crm/booking-expiration.job';
+import { actor, callerFor, insertDeal, insertProgram } from './crm/crm-test-fixtures';
+import { createTestContext, type TestContext } from './testing/harness';
+import { startBrokerPipeline, type BrokerPipeline } from './testing/kafka';
+import { AppError } from './platform/errors';
+import { runJobCycle } from './platform/jobs/run-log';
+import type { JobDefinition } from './platform/jobs/types';
+import { TOPICS, withPrefix } from './platform/kafka/topics';
+import { OutboxRelay } from './platform/outbox/relay';
+import { writeOutbox } from './platform/outbox/write';
+import { projectedObjectOf } from './testing/crm-projection';
 
 /**
  * The log events of the specs ("Наблюдаемость / Logs") as JSON lines, captured from one cycle of each

@@ -2,10 +2,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../chessboard/chessboard.fixtures';
-import { createTestContext, testContextForRouteHandlers, type TestContext } from '../testing/harness';
-import { parseExposition } from '../testing/prometheus';
-import { knownCounterLabels, labelCombinations, registry } from './metrics';
+import { eventually } from './chessboard/chessboard.fixtures';
+import { createTestContext, testContextForRouteHandlers, type TestContext } from './testing/harness';
+import { parseExposition } from './testing/prometheus';
+import { knownCounterLabels, labelCombinations, registry } from './platform/metrics';
 // every metric module, as the web loads them: the known label values of all counters
 import './metric-modules';
 
@@ -16,7 +16,7 @@ import './metric-modules';
  * a restart. Both scrapes pass `promtool check metrics`.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = path.resolve(import.meta.dirname, '..');
 
 const seriesKey = (name: string, labels: Record<string, string>) =>
   `${name}{${Object.entries(labels).map(([k, v]) => `${k}=${v}`).sort().join(',')}}`;
@@ -51,7 +51,7 @@ describe('web /api/metrics, freshly started', () => {
   testContextForRouteHandlers();
 
   it('every known label combination of every counter is a series at 0, and promtool check metrics is clean', async () => {
-    const { webMetricsResponse } = await import('@/server/platform/web-metrics');
+    const { webMetricsResponse } = await import('@/server/web-services');
     const res = await webMetricsResponse();
     expect(res.status).toBe(200);
     const text = await res.text();

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { resetRouteServices, testContextForRouteHandlers } from '../testing/harness';
-import { METRICS_PORT_HEADER, setMetricsPortSecret } from './web-metrics';
+import { resetRouteServices, testContextForRouteHandlers } from './testing/harness';
+import { METRICS_PORT_HEADER, setMetricsPortSecret } from './platform/web-metrics';
 
 /**
  * /api/metrics is not public (app/api/metrics/route.ts): 404 on the public port by default; the web

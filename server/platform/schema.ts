@@ -1,9 +1,0 @@
-/** Every table of every context: what drizzle-kit generates migrations from. */
-export * from '../crm/schema';
-export * from '../chessboard/schema';
-export * from '../catalog/schema';
-export * from '../ops/schema';
-export * from '../auth/schema';
-export * from '../profile/schema';
-export * from '../messenger/schema';
-export * from '../notifications/schema';

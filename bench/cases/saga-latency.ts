@@ -93,7 +93,7 @@ const num = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null)
 const strip = (m: Metric): Metric => { delete m.samples; return m; };
 
 /** The per-hop lines of a window; the first (crm tx → applied) carries the budget and the note. */
-function hopMetrics(c: string, rows: HopRow[], first: { budget?: string; p99Budget?: number; note: string }): Metric[] {
+function hopMetrics(c: string, rows: HopRow[], first: { budget?: string; p50Budget?: number; p99Budget?: number; note: string }): Metric[] {
   const notApplied = rows.filter((r) => r.result !== 'applied');
   const outcomes = new Map<string, number>();
   for (const r of notApplied) {
@@ -104,7 +104,7 @@ function hopMetrics(c: string, rows: HopRow[], first: { budget?: string; p99Budg
   const applied = sampled({ case: c, metric: 'crm tx → chessboard applied', unit: 'ms', budget: first.budget,
     note: `${rows.length} events; ${notApplied.length} not 'applied'${outcomes.size ? ` (${[...outcomes].map(([k, v]) => `${v}× ${k}`).join('; ')})` : ''}; ${republished} status-changed events; ${first.note}` },
   num(rows.map((r) => r.applied)));
-  if (first.p99Budget !== undefined) applied.pass = applied.stats!.p99 <= first.p99Budget;
+  if (first.p99Budget !== undefined) applied.pass = applied.stats!.p99 <= first.p99Budget && applied.stats!.median <= (first.p50Budget ?? Infinity);
   return [
     strip(applied),
     strip(sampled({ case: c, metric: 'hop 1: crm tx → published (crm.outbox)', unit: 'ms' }, num(rows.map((r) => r.publish)))),
@@ -218,8 +218,9 @@ export const sagaSequentialCase: BenchCase = {
       // hop 1 in parts: one event per command, in command order, so the k-th event's command answered at
       // answeredAt[k] (after its commit); the relay cycle that published it is the ops.job_runs row
       // around its published_at (the relay records every cycle that published)
-      const parts = await sql<{ created: number; published: number; cycle: number | null }[]>`
+      const parts = await sql<{ created: number; published: number; applied: number; cycle: number | null }[]>`
         SELECT extract(epoch FROM o.created_at) * 1000 AS created, extract(epoch FROM o.published_at) * 1000 AS published,
+               (SELECT extract(epoch FROM i.processed_at) * 1000 FROM chessboard.inbox i WHERE i.consumer = ${CONSUMER} AND i.message_id = o.message_id) AS applied,
                (SELECT extract(epoch FROM r.started_at) * 1000 FROM ops.job_runs r
                  WHERE r.job = 'outbox-relay' AND r.started_at <= o.published_at AND r.finished_at >= o.published_at
                  ORDER BY r.started_at DESC LIMIT 1) AS cycle
@@ -227,18 +228,19 @@ export const sagaSequentialCase: BenchCase = {
       const answered = parts.length === answeredAt.length ? parts.map((p, k) => ({ ...p, answered: answeredAt[k] })) : [];
       const c = 'saga-sequential';
       const hop1 = [
+        // crm commit → applied lies between this (the answer comes after the commit) and crm tx → applied
+        // (the transaction starts before it); the target is judged on the latter
+        strip(sampled({ case: c, metric: 'HTTP answer (after the crm commit) → chessboard applied', unit: 'ms' },
+          answered.map((p) => Number(p.applied) - p.answered))),
         strip(sampled({ case: c, metric: 'hop 1a: crm tx → HTTP answer (the command after now())', unit: 'ms' }, answered.map((p) => p.answered - Number(p.created)))),
         strip(sampled({ case: c, metric: 'hop 1b: HTTP answer → published', unit: 'ms' }, answered.map((p) => Number(p.published) - p.answered))),
         strip(sampled({ case: c, metric: 'hop 1b′: relay cycle start → published', unit: 'ms' }, num(parts.map((p) => (p.cycle === null ? null : Number(p.published) - Number(p.cycle)))))),
       ];
       return [
-        ...hopMetrics(c, rows, { budget: 'p50 ≤ 20 ms, p99 ≤ 100 ms', note: `${bookings} bookings (create, then confirm), each sent after the previous event was applied and republished; ${cpuUse.summary}` }),
+        ...hopMetrics(c, rows, { budget: 'p50 ≤ 20 ms, p99 ≤ 100 ms', p50Budget: 20, p99Budget: 100, note: `${bookings} bookings (create, then confirm), each sent after the previous event was applied and republished; crm tx is the transaction's start; ${cpuUse.summary}` }),
         ...hop1,
         strip(sampled({ case: c, metric: 'HTTP command latency, one at a time', unit: 'ms' }, httpMs)),
-      ].map((m, k) => {
-        if (k === 0) m.pass = m.stats!.median <= 20 && m.stats!.p99 <= 100;
-        return m;
-      });
+      ];
     } finally {
       await ctx.stack.stopWorker();
       await sql.end({ timeout: 5 });

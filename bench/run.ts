@@ -23,15 +23,28 @@ import { holdExpirationCase } from './cases/hold-expiration';
 import { liveFeedCase } from './cases/live-feed';
 import { memoryCase } from './cases/memory';
 import { outboxRelayCase } from './cases/outbox-relay';
-import { sagaLatencyCase } from './cases/saga-latency';
+import { sagaCapacityCase, sagaOverloadCase, sagaSequentialCase } from './cases/saga-latency';
 import type { BenchCase, BenchContext } from './lib/context';
 import { cpuWindow } from './lib/cpu';
 import { BenchDatabases } from './lib/db';
 import { formatTable, machineInfo, RESULTS_DIR, writeResults, type Metric } from './lib/report';
 import { BenchStack } from './lib/stack';
+import { round } from './lib/stats';
+
+/** Bench honesty: more than this share of the machine used by others during a case → the case runs again, once, and is marked. */
+const OTHER_CPU_LIMIT = 0.1;
+
+interface CaseAttempt { seconds: number; notBenchShare: number; notBenchS: number }
+
+/** The mark of a case that ran beside other work: rerun (the figures are the second run's) and whether that one was quiet. */
+function busyMark(attempts: CaseAttempt[]): Metric['busy'] {
+  if (attempts.length === 1 && attempts[0].notBenchShare <= OTHER_CPU_LIMIT) return undefined;
+  const last = attempts[attempts.length - 1];
+  return { rerun: attempts.length > 1, notBenchShares: attempts.map((a) => a.notBenchShare), stillBusy: last.notBenchShare > OTHER_CPU_LIMIT };
+}
 
 const CASES: BenchCase[] = [
-  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaLatencyCase, chessboardGridCase, liveFeedCase,
+  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaSequentialCase, sagaCapacityCase, sagaOverloadCase, chessboardGridCase, liveFeedCase,
 ];
 
 function usage(): string {
@@ -115,7 +128,7 @@ async function main(): Promise<number> {
   const wholeRunCpu = cpuWindow();
   const loadAtStart = os.loadavg().map((l) => Number(l.toFixed(2)));
   const metrics: Metric[] = [];
-  const caseResults: { name: string; title: string; seconds: number; error?: string }[] = [];
+  const caseResults: { name: string; title: string; seconds: number; error?: string; attempts: CaseAttempt[] }[] = [];
   let serverVersion = '';
   try {
     const admin = postgres(infra.databaseUrl, { max: 1, onnotice: () => {} });
@@ -127,17 +140,29 @@ async function main(): Promise<number> {
     for (const c of selected) {
       log(`=== ${c.name}: ${c.title}`);
       const started = performance.now();
+      const attempts: CaseAttempt[] = [];
       try {
-        const out = await c.run(ctx);
+        let out: Metric[] = [];
+        // a case whose window had more than OTHER_CPU_LIMIT of the machine used by others is run once more
+        for (let attempt = 1; attempt <= 2; attempt++) {
+          const window = cpuWindow();
+          out = await c.run(ctx);
+          const use = window();
+          attempts.push({ seconds: Math.round(use.wallS), notBenchShare: round(use.notBenchShare, 3), notBenchS: round(use.notBenchS, 1) });
+          if (use.notBenchShare <= OTHER_CPU_LIMIT) break;
+          log(`${c.name}: ${(100 * use.notBenchShare).toFixed(0)} % of the machine was not the bench during the case (limit ${100 * OTHER_CPU_LIMIT} %)${attempt === 1 ? ': running it once more' : ''}`);
+        }
+        const busy = busyMark(attempts);
+        if (busy) for (const m of out) m.busy = busy;
         metrics.push(...out);
-        caseResults.push({ name: c.name, title: c.title, seconds: Math.round((performance.now() - started) / 1000) });
+        caseResults.push({ name: c.name, title: c.title, seconds: Math.round((performance.now() - started) / 1000), attempts });
         console.log(formatTable(out));
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         log(`${c.name} FAILED: ${message}`);
         if (e instanceof Error && e.stack) fs.appendFileSync(path.join(logDir, 'errors.log'), `${c.name}: ${e.stack}\n`);
         metrics.push({ case: c.name, metric: 'case failed', unit: '', pass: false, note: message });
-        caseResults.push({ name: c.name, title: c.title, seconds: Math.round((performance.now() - started) / 1000), error: message });
+        caseResults.push({ name: c.name, title: c.title, seconds: Math.round((performance.now() - started) / 1000), error: message, attempts });
       }
     }
   } finally {
@@ -150,6 +175,10 @@ async function main(): Promise<number> {
   console.log(`machine: ${machineInfo().nproc} cores, load average ${loadAtStart.join(' / ')} at start; ${cpu.summary}\n`);
   console.log(formatTable(metrics));
   for (const m of metrics.filter((x) => x.note)) console.log(`  · ${m.case} / ${m.metric}: ${m.note}`);
+  for (const r of caseResults.filter((x) => x.attempts.some((a) => a.notBenchShare > OTHER_CPU_LIMIT))) {
+    const shares = r.attempts.map((a) => `${(100 * a.notBenchShare).toFixed(0)} %`).join(', then ');
+    console.log(`  ! ${r.name}: not the bench ${shares} of the machine${r.attempts.length > 1 ? ' (rerun once; the figures are the rerun\'s)' : ''}${r.attempts[r.attempts.length - 1].notBenchShare > OTHER_CPU_LIMIT ? ' — still above 10 %: marked *' : ''}`);
+  }
   const file = writeResults({
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),

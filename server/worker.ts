@@ -123,16 +123,9 @@ async function main(): Promise<void> {
 
   // NOTIFY from a writing transaction wakes the relay; the cron tick covers a lost notification. A
   // wake-up is a tick: a relay paused from the ops page stays paused.
+  // A wake-up during a cycle runs one more cycle after it (JobScheduler.wake), so none is lost.
   const relay = scheduler.get('outbox-relay')!;
-  let kick: Promise<unknown> | null = null;
-  let again = false;
-  const wake = () => {
-    if (kick) { again = true; return; }
-    kick = relay.runScheduled().finally(() => {
-      kick = null;
-      if (again) { again = false; wake(); }
-    });
-  };
+  const wake = () => { void relay.wake(); };
   for (const name of OUTBOX_NAMES) await database.sql.listen(outboxChannel(name), wake);
 
   // Jobs first: joining a consumer group waits until Kafka has dropped the members of a crashed worker

@@ -34,7 +34,17 @@ function label(p: Proc, all: Map<number, Proc>): string {
     if (x.pid === process.pid) { ours = true; break; }
     x = all.get(x.ppid);
   }
-  if (!ours) return 'not the bench';
+  if (!ours) {
+    // shared infrastructure (DATABASE_URL / KAFKA_BROKERS): a PostgreSQL backend serves one database, so
+    // the bench's are named by it; the broker and PostgreSQL's own processes serve everyone
+    if (p.cmd.startsWith('postgres: ')) {
+      if (p.cmd.includes('pinbench_')) return 'postgres';
+      return /^postgres: \S+ \S+ /.test(p.cmd) && !/^postgres: (autovacuum|logical|background|walwriter|checkpointer|io worker)/.test(p.cmd)
+        ? 'not the bench' : 'postgres (shared)';
+    }
+    if (p.cmd.includes('kafka.Kafka')) return 'kafka (shared)';
+    return 'not the bench';
+  }
   if (p.pid === process.pid) return 'bench (load generator)';
   if (p.comm === 'postgres' || p.cmd.includes('postgres')) return 'postgres';
   if (p.cmd.includes('kafka.Kafka')) return 'kafka';
@@ -53,8 +63,32 @@ function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq + (steal ?? 0)) / HZ;
 }
 
-export function cpuWindow(): () => { wallS: number; cores: number; machineBusyS: number; byGroup: Record<string, number>; summary: string } {
+/** CPU seconds of the bench's children that have exited and been reaped (cutime + cstime of this process). */
+function reapedChildrenSeconds(): number {
+  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / HZ;
+}
+
+export interface CpuUse {
+  wallS: number;
+  cores: number;
+  machineBusyS: number;
+  byGroup: Record<string, number>;
+  /**
+   * CPU seconds that were not the bench: the machine's busy time minus what the bench's processes used
+   * (those alive at the end, and its children reaped during the window). Unlike the "not the bench"
+   * group, this includes short-lived processes of others (a tsc or vitest run) that ended inside it.
+   */
+  notBenchS: number;
+  /** notBenchS as a share of the window's capacity (wall × cores) */
+  notBenchShare: number;
+  summary: string;
+}
+
+export function cpuWindow(): () => CpuUse {
   const before = readAll();
+  const reaped0 = reapedChildrenSeconds();
   const busy0 = machineBusySeconds();
   const t0 = performance.now();
   return () => {
@@ -71,9 +105,12 @@ export function cpuWindow(): () => { wallS: number; cores: number; machineBusyS:
     const cores = os.availableParallelism?.() ?? os.cpus().length;
     const parts = Object.entries(byGroup).sort((a, b) => b[1] - a[1]).map(([g, s]) => `${g} ${s.toFixed(1)} s`);
     const share = (100 * machineBusyS) / (wallS * cores);
+    const benchS = Object.entries(byGroup).filter(([g]) => g !== 'not the bench').reduce((n, [, s]) => n + s, 0) + (reapedChildrenSeconds() - reaped0);
+    const notBenchS = Math.max(0, machineBusyS - benchS);
+    const notBenchShare = notBenchS / (wallS * cores);
     return {
-      wallS, cores, machineBusyS, byGroup,
-      summary: `CPU over ${wallS.toFixed(0)} s × ${cores} cores: machine ${share.toFixed(0)}% busy; ${parts.join(', ')} (processes alive at the end)`,
+      wallS, cores, machineBusyS, byGroup, notBenchS, notBenchShare,
+      summary: `CPU over ${wallS.toFixed(0)} s × ${cores} cores: machine ${share.toFixed(0)}% busy, ${(100 * notBenchShare).toFixed(0)}% not the bench; ${parts.join(', ')} (processes alive at the end)`,
     };
   };
 }

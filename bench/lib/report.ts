@@ -22,6 +22,12 @@ export interface Metric {
   /** pass/fail against the target; undefined when the line is informational */
   pass?: boolean;
   note?: string;
+  /**
+   * Set when more than 10 % of the machine was used by others during the case (bench/run.ts): it was
+   * rerun once (the figures are the rerun's); `stillBusy` when the rerun was above 10 % too — the
+   * result column shows `*` then.
+   */
+  busy?: { rerun: boolean; notBenchShares: number[]; stillBusy: boolean };
   /** raw samples (kept in the JSON, not printed) */
   samples?: number[];
 }
@@ -47,7 +53,7 @@ export function formatTable(metrics: Metric[]): string {
     fmt(m.stats?.p99, m.stats ? m.unit : ''),
     m.ratio === undefined ? '-' : `${m.ratio.toFixed(2)}× ${m.ratioLabel ?? ''}`.trim(),
     m.budget ?? '-',
-    m.pass === undefined ? 'info' : m.pass ? 'PASS' : 'FAIL',
+    `${m.pass === undefined ? 'info' : m.pass ? 'PASS' : 'FAIL'}${m.busy?.stillBusy ? ' *' : m.busy?.rerun ? ' (rerun)' : ''}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;

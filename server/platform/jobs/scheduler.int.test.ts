@@ -80,3 +80,38 @@ describe('JobScheduler activity and pause', () => {
     await scheduler.stop();
   });
 });
+
+describe('JobScheduler wake-up (the relay NOTIFY)', () => {
+  it('runs one more cycle after the one in progress, however many wake-ups arrived during it', async () => {
+    const scheduler = new JobScheduler({ database: t.database, env: t.env, logger: t.logger, kafka: createKafka(t.env, t.logger, '-test') });
+    const gated = gatedJob();
+    const entry = scheduler.register(gated.job);
+    await pause(false);
+
+    // the cron tick's cycle is running (it may have read the outbox before the waking rows committed)
+    const tick = entry.runScheduled();
+    for (let i = 0; i < 200 && gated.gates.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(gated.started()).toBe(1);
+    const woken = [entry.wake(), entry.wake(), entry.wake()];
+    await new Promise((r) => setTimeout(r, 100));
+    expect(gated.started()).toBe(1); // no overlap inside a process
+
+    gated.gates[0]!.resolve();
+    await tick;
+    // skipped as an overlapping tick before: the rows that woke it waited for the next tick
+    for (let i = 0; i < 200 && gated.gates.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(gated.started()).toBe(2);
+    gated.gates[1]!.resolve();
+    await Promise.all(woken);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(gated.started()).toBe(2); // the three wake-ups were one cycle
+
+    // with nothing in progress a wake-up runs a cycle at once
+    const alone = entry.wake();
+    for (let i = 0; i < 200 && gated.gates.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(gated.started()).toBe(3);
+    gated.gates[2]!.resolve();
+    await alone;
+    await scheduler.stop();
+  });
+});

@@ -20,6 +20,12 @@ export interface ScheduledJob {
   runNow(trigger?: JobTrigger): Promise<JobRunResult | null>;
   /** what a schedule tick does: one cycle unless the job is paused (ops.job_controls) or one is in progress */
   runScheduled(): Promise<JobRunResult | null>;
+  /**
+   * A wake-up (the relay's NOTIFY): a scheduled cycle now, or — when one is in progress — one more right
+   * after it, so that the rows that woke it are read by a cycle that starts after they committed. Wake-ups
+   * during a wait are coalesced into that one cycle. Resolves when the cycles it caused have ended.
+   */
+  wake(): Promise<void>;
 }
 
 /** What the scheduler is doing at this instant (worker /health). */
@@ -52,6 +58,7 @@ export class JobScheduler {
     const { cron: expr, timezone } = job.schedule(this.deps.env);
     if (!cron.validate(expr)) throw new Error(`invalid cron expression for ${job.name}: "${expr}"`);
     let running = false;
+    let cycleEnded: Promise<unknown> = Promise.resolve(); // the cycle in progress, whichever trigger started it
     const runNow = async (trigger: JobTrigger = 'manual'): Promise<JobRunResult | null> => {
       if (running || this.abort.signal.aborted) {
         ticksSkipped.inc({ job: job.name, reason: running ? 'overlap' : 'stopping' });
@@ -60,6 +67,7 @@ export class JobScheduler {
       running = true;
       this.running.add(job.name);
       const p = runJobCycle(job, { ...this.deps, signal: this.abort.signal }, trigger);
+      cycleEnded = p.catch(() => {});
       this.inFlight.add(p);
       try {
         return await p;
@@ -83,8 +91,28 @@ export class JobScheduler {
         this.ticksInProgress -= 1;
       }
     };
+    // A wake-up that found a cycle in progress used to be skipped like an overlapping tick; that cycle may
+    // have read the outbox before the waking rows committed, and they then waited for the next tick (5 s).
+    let waking: Promise<void> | null = null;
+    let wokenAgain = false;
+    const wake = (): Promise<void> => {
+      if (waking) {
+        wokenAgain = true;
+        return waking;
+      }
+      waking = (async () => {
+        do {
+          await cycleEnded;
+          wokenAgain = false; // the wake-ups so far are covered by the cycle that starts now
+          const result = await runScheduled();
+          // skipped because another trigger's cycle started between the wait and the call: wait for it, then run
+          if (result === null && running) wokenAgain = true;
+        } while (wokenAgain && !this.abort.signal.aborted);
+      })().finally(() => { waking = null; });
+      return waking;
+    };
     const task = cron.createTask(expr, async () => { await runScheduled(); }, { timezone, name: job.name, noOverlap: false });
-    const entry: ScheduledJob = { job, task, nextRun: () => task.getNextRun(), runNow, runScheduled };
+    const entry: ScheduledJob = { job, task, nextRun: () => task.getNextRun(), runNow, runScheduled, wake };
     this.scheduled.set(job.name, entry);
     return entry;
   }

@@ -6,7 +6,7 @@ import * as schema from '../platform/schema';
 import { projectObjects } from '../testing/crm-projection';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/shared';
+import { commandContext } from './commands/context';
 import { actor, callerFor, crmRowCounts, expectTrpcError, httpCall, insertDeal, insertProgram } from './crm-test-fixtures';
 
 /**

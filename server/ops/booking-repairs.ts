@@ -4,7 +4,7 @@ import { reholdForCrmBooking, releaseHoldManually } from '../chessboard/commands
 import { writeAudit } from '../chessboard/commands/command-support';
 import { isActive, type BookingRecord } from '../crm/booking';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
-import { commandContext } from '../crm/commands/shared';
+import { commandContext } from '../crm/commands/context';
 import { activeBookingOfObject, bookingRecordById } from '../crm/queries';
 import type { Tx } from '../platform/db';
 import { AppError } from '../platform/errors';

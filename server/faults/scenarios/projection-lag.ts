@@ -6,7 +6,7 @@ import { crmPropertyObjectStatusConsumer } from '../../chessboard/crm-property-o
 import { deletePropertyObject, setPropertyObjectHidden, upsertBuilding, upsertProject, upsertPropertyObject } from '../../chessboard/commands';
 import { confirmBookingCommand } from '../../crm/commands/confirm-booking';
 import { createBookingCommand } from '../../crm/commands/create-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { startSaleCommand } from '../../crm/commands/start-sale';
 import { crmPropertyObjectProjectionConsumer } from '../../crm/property-object-projection.consumer';
 import { cancelBookingInRepair } from '../../ops/booking-repairs';

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { canSeeTenant, type Actor } from '../auth/actor';
 import {
   bookingCancelledEvent, bookingConfirmedEvent, bookingCreatedEvent, bookingExpiredEvent, dealSaleStartedEvent,
 } from '../crm/events';
+import { correlationIdOf } from '../contracts/correlation-id';
 import type { BookingRecord } from '../crm/booking';
 import { bookings } from '../crm/schema';
 import type { DbOrTx, Tx } from '../platform/db';
@@ -277,8 +277,6 @@ export const RECONCILIATION_ERRORS = {
   BOOKING_NOT_FOUND: 'OPS_RECONCILIATION_BOOKING_NOT_FOUND',
 } as const;
 
-const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
-
 /**
  * The event that states a booking's current state (what crm would publish for it now), with the
  * booking's current version as bookingVersion — the chessboard consumer applies it only if it has not
@@ -324,7 +322,7 @@ export async function republishBookingEvent(
   input: { bookingId: string; actor: Actor; reason: string; correlationId?: string; now?: Date },
 ): Promise<RepublishResult> {
   const now = input.now ?? new Date();
-  const correlationId = input.correlationId && isUuid(input.correlationId) ? input.correlationId : randomUUID();
+  const correlationId = correlationIdOf(input.correlationId);
   // FOR SHARE: a crm command cannot move the booking while its state is being repeated
   const [b] = await tx.select().from(bookings).where(eq(bookings.id, input.bookingId)).for('share');
   if (!b || !canSeeTenant(input.actor, b.tenantId)) {

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../platform/db';
+import { correlationIdOf } from '../../contracts/correlation-id';
 import { canSeeTenant, type Actor } from '../../auth/actor';
 import { AppError, ValidationError } from '../../platform/errors';
 import { auditLog } from '../../ops/schema';
@@ -12,7 +12,7 @@ export interface CommandMeta {
   now?: Date;
 }
 
-export const metaOf = (m: CommandMeta) => ({ correlationId: m.correlationId ?? randomUUID(), at: m.now ?? new Date() });
+export const metaOf = (m: CommandMeta) => ({ correlationId: correlationIdOf(m.correlationId), at: m.now ?? new Date() });
 
 export const notFound = (what: 'PROJECT' | 'BUILDING' | 'PROPERTY_OBJECT', id: string) =>
   new AppError(`CHESSBOARD_${what}_NOT_FOUND`, 'NOT_FOUND', `${what.toLowerCase().replace('_', ' ')} ${id} not found`);

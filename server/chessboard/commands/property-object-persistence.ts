@@ -49,12 +49,6 @@ export async function lockPropertyObject(tx: Tx, id: string): Promise<LockedProp
   return row;
 }
 
-export const stateOf = (o: LockedPropertyObject): PropertyObjectState => ({
-  status: o.status, reservedUntil: o.reservedUntil, bookedUntil: o.bookedUntil, holdDealId: o.holdDealId,
-  holdBookingId: o.holdBookingId, soldAt: o.soldAt, statusSource: o.statusSource, statusChangedAt: o.statusChangedAt,
-  updatedAt: o.updatedAt, version: o.version,
-});
-
 export interface StatusTransitionWrite {
   object: PropertyObjectIdentity;
   from: PropertyObjectState;

@@ -2,10 +2,10 @@ import { sql } from 'drizzle-orm';
 import type { Actor } from '../../auth/actor';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
-import { book, PROPERTY_OBJECT_ERRORS, reserve } from '../property-object';
+import { book, PROPERTY_OBJECT_ERRORS, reserve, stateOf } from '../property-object';
 import { crmBookingVersions } from '../schema';
 import { assertMayChangeStatusManually, assertVisible, metaOf, notFound, requiredReason, writeAudit, type CommandMeta } from './command-support';
-import { lockPropertyObject, persistStatusTransition, stateOf } from './property-object-persistence';
+import { lockPropertyObject, persistStatusTransition } from './property-object-persistence';
 
 /** crm's active booking as crm reports it (the caller asked crm; chessboard reads no crm table). */
 export interface CrmActiveBooking {

@@ -1,12 +1,12 @@
 import type { Tx } from '../../platform/db';
 import type { Actor } from '../../auth/actor';
 import { AppError } from '../../platform/errors';
-import { isHeld, PROPERTY_OBJECT_ERRORS, release } from '../property-object';
+import { isHeld, PROPERTY_OBJECT_ERRORS, release, stateOf } from '../property-object';
 import { holdReleases } from '../schema';
 import {
   assertMayChangeStatusManually, assertVisible, metaOf, notFound, requiredReason, writeAudit, type CommandMeta,
 } from './command-support';
-import { lockPropertyObject, persistStatusTransition, recordCrmBookingVersion, stateOf } from './property-object-persistence';
+import { lockPropertyObject, persistStatusTransition, recordCrmBookingVersion } from './property-object-persistence';
 
 export interface ReleaseHoldManuallyInput extends CommandMeta {
   propertyObjectId: string;

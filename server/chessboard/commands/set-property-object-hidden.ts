@@ -1,10 +1,10 @@
 import type { Tx } from '../../platform/db';
 import type { Actor } from '../../auth/actor';
-import { setHidden } from '../property-object';
+import { setHidden, stateOf } from '../property-object';
 import {
   assertMayChangeStatusManually, assertVisible, metaOf, notFound, requiredReason, writeAudit, type CommandMeta,
 } from './command-support';
-import { lockPropertyObject, persistStatusTransition, stateOf } from './property-object-persistence';
+import { lockPropertyObject, persistStatusTransition } from './property-object-persistence';
 
 export interface SetPropertyObjectHiddenInput extends CommandMeta {
   propertyObjectId: string;

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { Actor } from '../../auth/actor';
+import { correlationIdOf } from '../../contracts/correlation-id';
 
 /** What every crm command gets besides its input: who, which request, and the clock (tests pass `now`). */
 export interface CommandContext {
@@ -18,7 +17,7 @@ export interface CommandContext {
 }
 
 export function commandContext(actor: Actor, correlationId: string, now?: Date): CommandContext {
-  return { actor, correlationId: z.uuid().safeParse(correlationId).success ? correlationId : randomUUID(), now: now ?? new Date(), liveClock: now === undefined };
+  return { actor, correlationId: correlationIdOf(correlationId), now: now ?? new Date(), liveClock: now === undefined };
 }
 
 /**

@@ -4,6 +4,7 @@ import { releaseHoldChecked, releaseHoldInput } from '../ops/booking-repairs';
 import {
   CATALOG_ACTION_ROLES, setObjectHiddenAction, setObjectHiddenInput, withdrawObjectAction, withdrawObjectInput, withdrawProjectAction, withdrawProjectInput,
 } from './catalog-actions';
+import { HOLD_RELEASE_ROLES } from './hold-release-roles';
 import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
 
 /** Read side of the chessboard for the console; every role reads, each within its tenant scope. */
@@ -24,7 +25,7 @@ export const chessboardRouter = router({
    * crm still has an active booking of the object the caller must choose what happens to it
    * (server/ops/booking-repairs.ts): cancel it too, or release the chessboard only (a recorded divergence).
    */
-  releaseHold: roleProcedure('ops', 'pin_manager')
+  releaseHold: roleProcedure(...HOLD_RELEASE_ROLES)
     .input(releaseHoldInput)
     .mutation(({ ctx, input }) =>
       ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),

@@ -4,6 +4,7 @@ import { releaseHoldChecked, releaseHoldInput } from '../ops/booking-repairs';
 import {
   CATALOG_ACTION_ROLES, setObjectHiddenAction, setObjectHiddenInput, withdrawObjectAction, withdrawObjectInput, withdrawProjectAction, withdrawProjectInput,
 } from './catalog-actions';
+import { commandContext } from './commands';
 import { HOLD_RELEASE_ROLES } from './hold-release-roles';
 import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
 
@@ -37,16 +38,16 @@ export const chessboardRouter = router({
   setObjectHidden: roleProcedure(...CATALOG_ACTION_ROLES)
     .input(setObjectHiddenInput)
     .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => setObjectHiddenAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+      ctx.database.db.transaction((tx) => setObjectHiddenAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
     ),
   withdrawObject: roleProcedure(...CATALOG_ACTION_ROLES)
     .input(withdrawObjectInput)
     .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => withdrawObjectAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+      ctx.database.db.transaction((tx) => withdrawObjectAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
     ),
   withdrawProject: roleProcedure(...CATALOG_ACTION_ROLES)
     .input(withdrawProjectInput)
     .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => withdrawProjectAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+      ctx.database.db.transaction((tx) => withdrawProjectAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
     ),
 });

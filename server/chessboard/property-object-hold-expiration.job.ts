@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Tx } from '../platform/db';
 import { AppError, pgErrorCode } from '../platform/errors';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
-import { persistStatusTransitions, requestProjectAggregatesRecalc } from './commands/property-object-persistence';
+import { persistStatusTransitions, requestProjectAggregatesRecalc } from './property-object-persistence';
 import {
   holdExpirationBacklog, holdExpirationCycleDuration, holdExpirationErrors, holdExpirationItems, holdExpirationRuns, holdExpirationSkipLocked,
 } from './metrics';

@@ -7,7 +7,7 @@ import { writeOutbox } from '../../platform/outbox/write';
 import { isHeld, PROPERTY_OBJECT_ERRORS } from '../property-object';
 import { propertyObjects } from '../schema';
 import { assertVisible, notFound, parseInput, type CommandContext } from './command-support';
-import { lockPropertyObject, requestProjectAggregatesRecalc } from './property-object-persistence';
+import { lockPropertyObject, requestProjectAggregatesRecalc } from '../property-object-persistence';
 
 export const deletePropertyObjectInput = z.object({ propertyObjectId: z.string() });
 export type DeletePropertyObjectInput = z.input<typeof deletePropertyObjectInput>;

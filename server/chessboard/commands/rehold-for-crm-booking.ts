@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors';
 import { book, PROPERTY_OBJECT_ERRORS, reserve, stateOf } from '../property-object';
 import { crmBookingVersions } from '../schema';
 import { assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext } from './command-support';
-import { lockPropertyObject, persistStatusTransition } from './property-object-persistence';
+import { lockPropertyObject, persistStatusTransition } from '../property-object-persistence';
 
 /** crm's active booking as crm reports it (the caller asked crm; chessboard reads no crm table). */
 const crmActiveBooking = z.object({

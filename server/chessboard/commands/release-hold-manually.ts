@@ -6,7 +6,7 @@ import { holdReleases } from '../schema';
 import {
   assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext,
 } from './command-support';
-import { lockPropertyObject, persistStatusTransition, recordCrmBookingVersion } from './property-object-persistence';
+import { lockPropertyObject, persistStatusTransition, recordCrmBookingVersion } from '../property-object-persistence';
 
 export const releaseHoldManuallyInput = z.object({ propertyObjectId: z.string(), reason: reasonInput });
 export type ReleaseHoldManuallyInput = z.input<typeof releaseHoldManuallyInput>;

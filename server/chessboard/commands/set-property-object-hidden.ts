@@ -4,7 +4,7 @@ import { setHidden, stateOf } from '../property-object';
 import {
   assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext,
 } from './command-support';
-import { lockPropertyObject, persistStatusTransition } from './property-object-persistence';
+import { lockPropertyObject, persistStatusTransition } from '../property-object-persistence';
 
 export const setPropertyObjectHiddenInput = z.object({ propertyObjectId: z.string(), hidden: z.boolean(), reason: reasonInput });
 export type SetPropertyObjectHiddenInput = z.input<typeof setPropertyObjectHiddenInput>;

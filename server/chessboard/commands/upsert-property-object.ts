@@ -7,7 +7,7 @@ import { writeOutbox } from '../../platform/outbox/write';
 import { assertTransitionAllowed, createImported } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
 import { integerInput, notFound, parseInput, requiredTextInput, type CommandContext } from './command-support';
-import { requestProjectAggregatesRecalc } from './property-object-persistence';
+import { requestProjectAggregatesRecalc } from '../property-object-persistence';
 
 // `number` is checked first, as before the schema: the first issue is the one reported
 export const upsertPropertyObjectInput = z.object({

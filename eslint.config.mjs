@@ -134,7 +134,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
         patterns: [{
-          regex: '^(@/server/(?!(crm/deal|crm/permissions|profile/permissions|chessboard/catalog-action-roles)$)|(\\.\\./)+server/)',
+          regex: '^(@/server/(?!(crm/deal|crm/permissions|profile/permissions|chessboard/catalog-action-roles|chessboard/hold-release-roles)$)|(\\.\\./)+server/)',
           allowTypeImports: true,
           message: 'A client component imports only types and pure role/status modules from server/ (see eslint.config.mjs); call a tRPC procedure instead.',
         }],

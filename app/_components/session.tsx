@@ -1,6 +1,7 @@
 'use client';
 import { createContext, useContext } from 'react';
 import type { SignedInUser } from '@/server/auth/sign-in';
+import { HOLD_RELEASE_ROLES } from '@/server/chessboard/hold-release-roles';
 import { COMMAND_ROLES, type CrmCommandName } from '@/server/crm/permissions';
 
 const SessionContext = createContext<SignedInUser | null>(null);
@@ -22,7 +23,7 @@ export function useSessionUser(): SignedInUser {
 export function useCan() {
   const user = useSessionUser();
   return (command: CrmCommandName | 'chessboard.releaseHold') => {
-    if (command === 'chessboard.releaseHold') return user.role === 'ops' || user.role === 'pin_manager';
+    if (command === 'chessboard.releaseHold') return (HOLD_RELEASE_ROLES as readonly string[]).includes(user.role);
     return (COMMAND_ROLES[command] as readonly string[]).includes(user.role);
   };
 }

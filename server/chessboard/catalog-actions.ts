@@ -4,7 +4,7 @@ import type { Actor } from '../auth/actor';
 import { AppError } from '../platform/errors';
 import { deleteProject, deletePropertyObject, setPropertyObjectHidden } from './commands';
 import { CATALOG_ACTION_ROLES } from './catalog-action-roles';
-import { requiredReason, writeAudit } from './commands/command-support';
+import { parseInput, reasonInput, writeAudit, type CommandContext } from './commands/command-support';
 
 /**
  * Catalog actions of the console (issue #19): a developer manager (or a PIN manager) hides / shows an
@@ -21,7 +21,9 @@ export const setObjectHiddenInput = z.object({ propertyObjectId: z.uuid(), hidde
 export const withdrawObjectInput = z.object({ propertyObjectId: z.uuid(), reason });
 export const withdrawProjectInput = z.object({ projectId: z.uuid(), reason });
 
-type Meta = { actor: Actor; correlationId?: string; now?: Date };
+/** The router's schemas with the commands' reason (the same rule, the commands' message when called directly). */
+const withdrawObjectCommandInput = withdrawObjectInput.extend({ reason: reasonInput });
+const withdrawProjectCommandInput = withdrawProjectInput.extend({ reason: reasonInput });
 
 /** The command checks again (a call from elsewhere is not a hole); the router gates the same roles. */
 function assertCatalogRole(actor: Actor): void {
@@ -30,33 +32,33 @@ function assertCatalogRole(actor: Actor): void {
   }
 }
 
-export async function setObjectHiddenAction(tx: Tx, input: z.infer<typeof setObjectHiddenInput> & Meta) {
-  assertCatalogRole(input.actor);
+export async function setObjectHiddenAction(tx: Tx, input: z.input<typeof setObjectHiddenInput>, ctx: CommandContext) {
+  assertCatalogRole(ctx.actor);
   // setPropertyObjectHidden scopes by tenant, requires the reason and writes the audit row itself
-  return setPropertyObjectHidden(tx, input);
+  return setPropertyObjectHidden(tx, input, ctx);
 }
 
-export async function withdrawObjectAction(tx: Tx, input: z.infer<typeof withdrawObjectInput> & Meta) {
-  assertCatalogRole(input.actor);
-  const why = requiredReason(input.reason);
-  const at = input.now ?? new Date();
+export async function withdrawObjectAction(tx: Tx, given: z.input<typeof withdrawObjectInput>, ctx: CommandContext) {
+  assertCatalogRole(ctx.actor);
+  const { reason: why, ...input } = parseInput(withdrawObjectCommandInput, given);
+  const at = ctx.now;
   // tenant scope: a foreign tenant's object answers CHESSBOARD_PROPERTY_OBJECT_NOT_FOUND inside the command
-  const r = await deletePropertyObject(tx, { ...input, now: at });
+  const r = await deletePropertyObject(tx, input, ctx);
   await writeAudit(tx, {
-    actor: input.actor, action: 'chessboard.withdraw-property-object', targetType: 'PropertyObject', targetId: r.propertyObjectId,
+    actor: ctx.actor, action: 'chessboard.withdraw-property-object', targetType: 'PropertyObject', targetId: r.propertyObjectId,
     reason: why, at, details: { messageId: r.messageId },
   });
   return r;
 }
 
-export async function withdrawProjectAction(tx: Tx, input: z.infer<typeof withdrawProjectInput> & Meta) {
-  assertCatalogRole(input.actor);
-  const why = requiredReason(input.reason);
-  const at = input.now ?? new Date();
-  const r = await deleteProject(tx, { ...input, now: at });
+export async function withdrawProjectAction(tx: Tx, given: z.input<typeof withdrawProjectInput>, ctx: CommandContext) {
+  assertCatalogRole(ctx.actor);
+  const { reason: why, ...input } = parseInput(withdrawProjectCommandInput, given);
+  const at = ctx.now;
+  const r = await deleteProject(tx, input, ctx);
   if (r.deleted) {
     await writeAudit(tx, {
-      actor: input.actor, action: 'chessboard.withdraw-project', targetType: 'Project', targetId: r.projectId,
+      actor: ctx.actor, action: 'chessboard.withdraw-project', targetType: 'Project', targetId: r.projectId,
       reason: why, at, details: { deletedObjects: r.deletedObjects, messageId: r.messageId },
     });
   }

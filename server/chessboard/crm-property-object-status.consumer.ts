@@ -6,10 +6,10 @@ import { CONSUMER_GROUPS, TOPICS } from '../platform/kafka/topics';
 import type { CrmPayload, CrmTopic } from '../contracts/crm';
 import type { Logger } from '../platform/logger';
 import {
-  lockPropertyObject, persistStatusTransition, recordCrmBookingVersion, stateOf, type LockedPropertyObject,
-} from './commands/property-object-persistence';
+  lockPropertyObject, persistStatusTransition, recordCrmBookingVersion, type LockedPropertyObject,
+} from './property-object-persistence';
 import { CRM_STATUS_CONSUMED_TOPICS, crmHoldMismatches, crmStatusEvents } from './metrics';
-import { decideCrmEvent, PROPERTY_OBJECT_ERRORS, type BookingRecord, type CrmBookingEvent } from './property-object';
+import { decideCrmEvent, PROPERTY_OBJECT_ERRORS, stateOf, type BookingRecord, type CrmBookingEvent } from './property-object';
 import { crmBookingVersions, holdMismatches } from './schema';
 
 /**

@@ -6,7 +6,7 @@ import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { cancelDealCommand } from '../crm/commands/cancel-deal';
 import { confirmBookingCommand } from '../crm/commands/confirm-booking';
 import { createBookingCommand } from '../crm/commands/create-booking';
-import { commandContext } from '../crm/commands/shared';
+import { commandContext } from '../crm/commands/context';
 import { startSaleCommand } from '../crm/commands/start-sale';
 import { deliverCrmEvent, requeueUntilSettled, CRM_STATUS_TOPICS } from '../faults/helpers/consumer-emulation';
 import { createLogger } from '../platform/logger';

@@ -3,11 +3,11 @@ import { performance } from 'node:perf_hooks';
 import type { Tx } from '../platform/db';
 import { AppError, pgErrorCode } from '../platform/errors';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
-import { persistStatusTransitions, requestProjectAggregatesRecalc } from './commands/property-object-persistence';
+import { persistStatusTransitions, requestProjectAggregatesRecalc } from './property-object-persistence';
 import {
   holdExpirationBacklog, holdExpirationCycleDuration, holdExpirationErrors, holdExpirationItems, holdExpirationRuns, holdExpirationSkipLocked,
 } from './metrics';
-import { assertTransitionAllowed, release, type PropertyObjectState } from './property-object';
+import { assertTransitionAllowed, release, stateOf, type PropertyObjectState } from './property-object';
 import {
   countExpiredHolds, countSkippedLocked, insertHoldReleases, PHASES, selectExpiredHoldsForUpdate, type ExpiredHold, type HoldPhase,
 } from './property-object-hold-expiration.sql';
@@ -59,11 +59,6 @@ function isItemError(e: unknown): boolean {
 }
 
 const timerOf = (o: ExpiredHold, phase: HoldPhase): Date => (phase === 'reserved' ? o.reservedUntil : o.bookedUntil)!;
-
-const stateOf = (o: ExpiredHold): PropertyObjectState => ({
-  status: o.status, reservedUntil: o.reservedUntil, bookedUntil: o.bookedUntil, holdDealId: o.holdDealId, holdBookingId: o.holdBookingId,
-  soldAt: o.soldAt, statusSource: o.statusSource, statusChangedAt: o.statusChangedAt, updatedAt: o.updatedAt, version: o.version,
-});
 
 /** What the WARN "lost CRM release" says about one released object (logged once its batch committed). */
 type LostRelease = Record<string, unknown>;

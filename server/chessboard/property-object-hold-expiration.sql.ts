@@ -1,7 +1,7 @@
 import { and, asc, eq, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../platform/db';
 import { holdReleases, propertyObjects } from './schema';
-import { lockedColumns } from './commands/property-object-persistence';
+import { lockedColumns } from './property-object-persistence';
 
 /**
  * The queries of the property-object-hold-expiration job. Each phase reads through its own partial

@@ -23,6 +23,13 @@ export interface PropertyObjectState {
   version: number;
 }
 
+/** The state fields of a loaded row (a locked object, an expired hold): what the transitions read. */
+export const stateOf = (o: PropertyObjectState): PropertyObjectState => ({
+  status: o.status, reservedUntil: o.reservedUntil, bookedUntil: o.bookedUntil, holdDealId: o.holdDealId,
+  holdBookingId: o.holdBookingId, soldAt: o.soldAt, statusSource: o.statusSource, statusChangedAt: o.statusChangedAt,
+  updatedAt: o.updatedAt, version: o.version,
+});
+
 export const PROPERTY_OBJECT_ERRORS = {
   NOT_FOUND: 'CHESSBOARD_PROPERTY_OBJECT_NOT_FOUND',
   NOT_HELD: 'CHESSBOARD_PROPERTY_OBJECT_NOT_HELD',

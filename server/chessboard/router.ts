@@ -4,6 +4,8 @@ import { releaseHoldChecked, releaseHoldInput } from '../ops/booking-repairs';
 import {
   CATALOG_ACTION_ROLES, setObjectHiddenAction, setObjectHiddenInput, withdrawObjectAction, withdrawObjectInput, withdrawProjectAction, withdrawProjectInput,
 } from './catalog-actions';
+import { commandContext } from './commands';
+import { HOLD_RELEASE_ROLES } from './hold-release-roles';
 import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
 
 /** Read side of the chessboard for the console; every role reads, each within its tenant scope. */
@@ -24,7 +26,7 @@ export const chessboardRouter = router({
    * crm still has an active booking of the object the caller must choose what happens to it
    * (server/ops/booking-repairs.ts): cancel it too, or release the chessboard only (a recorded divergence).
    */
-  releaseHold: roleProcedure('ops', 'pin_manager')
+  releaseHold: roleProcedure(...HOLD_RELEASE_ROLES)
     .input(releaseHoldInput)
     .mutation(({ ctx, input }) =>
       ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
@@ -36,16 +38,16 @@ export const chessboardRouter = router({
   setObjectHidden: roleProcedure(...CATALOG_ACTION_ROLES)
     .input(setObjectHiddenInput)
     .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => setObjectHiddenAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+      ctx.database.db.transaction((tx) => setObjectHiddenAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
     ),
   withdrawObject: roleProcedure(...CATALOG_ACTION_ROLES)
     .input(withdrawObjectInput)
     .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => withdrawObjectAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+      ctx.database.db.transaction((tx) => withdrawObjectAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
     ),
   withdrawProject: roleProcedure(...CATALOG_ACTION_ROLES)
     .input(withdrawProjectInput)
     .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => withdrawProjectAction(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+      ctx.database.db.transaction((tx) => withdrawProjectAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
     ),
 });

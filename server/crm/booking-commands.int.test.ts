@@ -8,7 +8,7 @@ import { projectedObjectOf } from '../testing/crm-projection';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/shared';
+import { commandContext } from './commands/context';
 import {
   actor, bookingRow, callerFor, crmRowCounts, dealRow, expectTrpcError, httpCall, insertDeal, insertProgram, outboxOf, timelineOf,
 } from './crm-test-fixtures';

@@ -9,7 +9,7 @@ import { createTestContext, type TestContext } from '../testing/harness';
 import { bookingExpirationJob, createBookingExpirationJob, type BookingExpirationSummary } from './booking-expiration.job';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/shared';
+import { commandContext } from './commands/context';
 import { uploadContractCommand } from './commands/upload-contract';
 import { actor, bookingRow, callerFor, dealRow, httpCall, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from './crm-test-fixtures';
 import { projectedObjectOf } from '../testing/crm-projection';

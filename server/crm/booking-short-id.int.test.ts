@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { projectedObjectOf } from '../testing/crm-projection';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/shared';
+import { commandContext } from './commands/context';
 import { actor, insertDeal, insertProgram } from './crm-test-fixtures';
 import { bookingIdByPrefix } from './queries';
 

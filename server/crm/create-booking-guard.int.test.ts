@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectObjects } from '../testing/crm-projection';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/shared';
+import { commandContext } from './commands/context';
 import { actor, callerFor, crmRowCounts, expectTrpcError, httpCall, insertDeal, insertProgram } from './crm-test-fixtures';
 
 /**

@@ -2,7 +2,7 @@ import { isAppError } from '../platform/errors';
 import { counter, gauge, histogram } from '../platform/metrics';
 import type { BookingRecord } from './booking';
 import type { CancelDealResult } from './commands/cancel-deal';
-import type { CommandContext } from './commands/shared';
+import type { CommandContext } from './commands/context';
 import type { CrmCommandName } from './permissions';
 import { USER_ROLES } from '../auth/actor';
 

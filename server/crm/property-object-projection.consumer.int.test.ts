@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../chessboard/chessboard.fixtures';
-import { deletePropertyObject, upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
+import { SYSTEM_ACTOR } from '../auth/actor';
+import { commandContext, deletePropertyObject, upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
 import type { ChessboardPayload, ChessboardTopic } from '../contracts/chessboard';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
 import { writeOutbox } from '../platform/outbox/write';
@@ -28,8 +29,8 @@ beforeAll(async () => {
   t = await createTestContext({ kafka: true });
   pipe = await startBrokerPipeline(t, 'chessboard', crmPropertyObjectProjectionConsumer);
   await t.database.db.transaction(async (tx) => {
-    await upsertProject(tx, { id: projectId, tenantId: TENANT, name: 'Projection', city: 'Москва' });
-    await upsertBuilding(tx, { id: buildingId, tenantId: TENANT, projectId, name: 'B', sections: 2, floors: 9 });
+    await upsertProject(tx, { id: projectId, tenantId: TENANT, name: 'Projection', city: 'Москва' }, commandContext(SYSTEM_ACTOR));
+    await upsertBuilding(tx, { id: buildingId, tenantId: TENANT, projectId, name: 'B', sections: 2, floors: 9 }, commandContext(SYSTEM_ACTOR));
   });
   program = await insertProgram(t, TENANT);
 }, 120_000);
@@ -45,7 +46,7 @@ async function newObject(status: 'Free' | 'Hidden' = 'Free'): Promise<string> {
   objectNo++;
   await t.database.db.transaction((tx) => upsertPropertyObject(tx, {
     id, tenantId: TENANT, projectId, buildingId, section: 1, floor: 1 + (objectNo % 9), number: String(500 + objectNo), rooms: 2, area: 50, price: 9_000_000, status,
-  }));
+  }, commandContext(SYSTEM_ACTOR)));
   return id;
 }
 
@@ -100,7 +101,7 @@ describe('crm.property-object-projection through Kafka', () => {
     const deleted = await newObject();
     await publish();
     await eventually(async () => (await viewOf(hidden))?.status === 'Hidden' && (await viewOf(deleted))?.status === 'Free', 60_000, 'both objects in crm');
-    await t.database.db.transaction((tx) => deletePropertyObject(tx, { propertyObjectId: deleted }));
+    await t.database.db.transaction((tx) => deletePropertyObject(tx, { propertyObjectId: deleted }, commandContext(SYSTEM_ACTOR)));
     await publish();
     await eventually(async () => (await viewOf(deleted))?.deleted, 60_000, 'the deletion in crm');
 

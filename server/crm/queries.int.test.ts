@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertObjects, insertProject } from '../chessboard/chessboard.fixtures';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/shared';
+import { commandContext } from './commands/context';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { actor, callerFor, expectTrpcError, insertDeal, insertProgram } from './crm-test-fixtures';
 import { listBookings } from './queries';

@@ -4,7 +4,7 @@ import type { Actor } from '../auth/actor';
 import { uuidArray, type DbOrTx } from '../platform/db';
 import { crmError } from './errors';
 import { ACTIVE_STATUSES, type BookingRecord } from './booking';
-import { tenantFilter } from './commands/shared';
+import { tenantFilter } from './commands/tenant-scope';
 import { BOOKING_STATUSES, DEAL_STATUSES, bookingPrograms, bookings, bookingTimeline, deals } from './schema';
 
 /** Read side of crm. Every query applies the actor's tenant filter: a foreign row is a missing row. */

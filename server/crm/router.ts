@@ -10,7 +10,7 @@ import { confirmBookingCommand, confirmBookingInput } from './commands/confirm-b
 import { confirmPaymentCommand, confirmPaymentInput } from './commands/confirm-payment';
 import { createBookingCommand, createBookingInput } from './commands/create-booking';
 import { extendBookingCommand, extendBookingInput } from './commands/extend-booking';
-import { commandContext, type CommandContext } from './commands/shared';
+import { commandContext, type CommandContext } from './commands/context';
 import { startSaleCommand, startSaleInput } from './commands/start-sale';
 import { uploadContractCommand, uploadContractInput } from './commands/upload-contract';
 import { uploadReceiptCommand, uploadReceiptInput } from './commands/upload-receipt';

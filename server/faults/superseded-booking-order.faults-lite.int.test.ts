@@ -4,7 +4,7 @@ import type { Actor } from '../auth/actor';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { confirmBookingCommand } from '../crm/commands/confirm-booking';
 import { createBookingCommand } from '../crm/commands/create-booking';
-import { commandContext } from '../crm/commands/shared';
+import { commandContext } from '../crm/commands/context';
 import { TOPICS } from '../platform/kafka/topics';
 import { createLogger } from '../platform/logger';
 import { createTestContext, type TestContext } from '../testing/harness';

@@ -5,7 +5,7 @@ import { readObject } from '../chessboard/chessboard.fixtures';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { createBookingCommand } from '../crm/commands/create-booking';
 import { extendBookingCommand } from '../crm/commands/extend-booking';
-import { commandContext } from '../crm/commands/shared';
+import { commandContext } from '../crm/commands/context';
 import { actor, bookingRow, callerFor, insertDeal, insertProgram, outboxOf, timelineOf } from '../crm/crm-test-fixtures';
 import { TOPICS } from '../platform/kafka/topics';
 import { createTestContext, type TestContext } from '../testing/harness';

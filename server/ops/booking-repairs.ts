@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { canSeeTenant, type Actor } from '../auth/actor';
-import { reholdForCrmBooking, releaseHoldManually } from '../chessboard/commands';
+import { commandContext as chessboardCommandContext, reholdForCrmBooking, releaseHoldManually } from '../chessboard/commands';
 import { recordAudit } from './audit';
 import { isActive, type BookingRecord } from '../crm/booking';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
-import { commandContext } from '../crm/commands/shared';
+import { commandContext } from '../crm/commands/context';
 import { activeBookingOfObject, bookingRecordById } from '../crm/queries';
 import type { Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
@@ -62,9 +62,9 @@ export async function releaseHoldChecked(tx: Tx, input: ReleaseHoldCheckedInput)
       { bookingId: active.id, bookingStatus: active.status, deadline: deadlineOf(active).toISOString() },
     );
   }
-  const released = await releaseHoldManually(tx, {
-    propertyObjectId: input.propertyObjectId, reason: input.reason, actor: input.actor, correlationId: input.correlationId, now: input.now,
-  });
+  const released = await releaseHoldManually(
+    tx, { propertyObjectId: input.propertyObjectId, reason: input.reason }, chessboardCommandContext(input.actor, input.correlationId, input.now),
+  );
   if (!active) return { ...released, crmBooking: null };
   const summary = { bookingId: active.id, bookingStatus: active.status, deadline: deadlineOf(active), choice: input.crmBooking! };
   if (input.crmBooking === 'cancel_booking') {
@@ -97,8 +97,8 @@ export async function reholdBooking(tx: Tx, input: { bookingId: string; reason: 
       id: b.id, tenantId: b.tenantId, dealId: b.dealId, propertyObjectId: b.propertyObjectId, status: b.status as 'Reserved' | 'AwaitingPayment' | 'Booked',
       version: b.version, reserveExpiresAt: b.reserveExpiresAt, bookingExpiresAt: b.bookingExpiresAt,
     },
-    reason: input.reason, actor: input.actor, correlationId: input.correlationId, now: input.now,
-  });
+    reason: input.reason,
+  }, chessboardCommandContext(input.actor, input.correlationId, input.now));
   return { bookingId: b.id, ...result };
 }
 

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Actor } from '../auth/actor';
+import { correlationIdOf } from '../platform/correlation-id';
 import { republishBookingEvent as republishCrmBookingEvent } from '../crm/commands/republish-booking-event';
 import type { DbOrTx, Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
@@ -272,7 +272,6 @@ export const RECONCILIATION_ERRORS = {
   BOOKING_NOT_FOUND: 'OPS_RECONCILIATION_BOOKING_NOT_FOUND',
 } as const;
 
-const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
 export interface RepublishResult {
   bookingId: string;
@@ -291,7 +290,7 @@ export async function republishBookingEvent(
   input: { bookingId: string; actor: Actor; reason: string; correlationId?: string; now?: Date },
 ): Promise<RepublishResult> {
   const now = input.now ?? new Date();
-  const correlationId = input.correlationId && isUuid(input.correlationId) ? input.correlationId : randomUUID();
+  const correlationId = correlationIdOf(input.correlationId);
   // crm writes its own outbox (issue #18): its republish command repeats the booking's current state
   const republished = await republishCrmBookingEvent(tx, { bookingId: input.bookingId, actor: input.actor, correlationId, now });
   if (!republished) {

@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka } from 'kafkajs';
 import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
-import { upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
+import { SYSTEM_ACTOR } from '../auth/actor';
+import { commandContext, upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
 import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
 import { crmPropertyObjectProjectionConsumer } from '../crm/property-object-projection.consumer';
 import { runJobCycle, type JobRunResult } from '../platform/jobs/run-log';
@@ -88,13 +89,13 @@ export async function seedChessboard(t: TestContext, tenantId: string, count: nu
   const objectIds = Array.from({ length: count }, () => randomUUID());
   const correlationId = randomUUID();
   await t.database.db.transaction(async (tx) => {
-    await upsertProject(tx, { id: projectId, tenantId, name: 'Saga Project', city: 'Москва', correlationId });
-    await upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'Корпус 1', sections: 4, floors: 30, correlationId });
+    await upsertProject(tx, { id: projectId, tenantId, name: 'Saga Project', city: 'Москва' }, commandContext(SYSTEM_ACTOR, correlationId));
+    await upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'Корпус 1', sections: 4, floors: 30 }, commandContext(SYSTEM_ACTOR, correlationId));
     for (const [i, id] of objectIds.entries()) {
       await upsertPropertyObject(tx, {
         id, tenantId, projectId, buildingId, section: 1 + (i % 4), floor: 1 + (Math.floor(i / 4) % 30), number: String(100 + i),
-        rooms: 1 + (i % 3), area: 40 + (i % 20), price: 9_000_000 + i * 1000, correlationId,
-      });
+        rooms: 1 + (i % 3), area: 40 + (i % 20), price: 9_000_000 + i * 1000,
+      }, commandContext(SYSTEM_ACTOR, correlationId));
     }
   });
   return { tenantId, projectId, buildingId, objectIds };

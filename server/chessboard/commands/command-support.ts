@@ -1,18 +1,49 @@
-import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
+import { correlationIdOf } from '../../platform/correlation-id';
 import { canSeeTenant, type Actor } from '../../auth/actor';
 import { AppError, ValidationError } from '../../platform/errors';
 import { recordAudit } from '../../ops/audit';
 
-/** Inputs every chessboard command accepts besides its own fields. */
-export interface CommandMeta {
-  /** ctx.correlationId of the request (a fresh id if absent) */
-  correlationId?: string;
-  /** the moment of the command (tests pass it; default: now) */
-  now?: Date;
+/**
+ * What every chessboard command gets besides its input, as crm's commands do: who (SYSTEM_ACTOR for the
+ * seed, imports and tests that act for nobody), which request (its outbox rows carry it), and the clock
+ * (tests pass `now`). crm's CommandContext is one of these, so a repair passes its context on as is.
+ */
+export interface CommandContext {
+  actor: Actor;
+  /** a uuid (the envelope requires it): see commandContext */
+  correlationId: string;
+  now: Date;
 }
 
-export const metaOf = (m: CommandMeta) => ({ correlationId: m.correlationId ?? randomUUID(), at: m.now ?? new Date() });
+export function commandContext(actor: Actor, correlationId?: string | null, now?: Date): CommandContext {
+  return { actor, correlationId: correlationIdOf(correlationId), now: now ?? new Date() };
+}
+
+/**
+ * The command's input through its zod schema. The first issue is answered as before the schemas were
+ * written: VALIDATION_ERROR with `field: message` (the schemas carry the former hand-written messages).
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: z.input<S>): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new ValidationError(String(issue.path[0] ?? 'input'), issue.message);
+}
+
+/** A required trimmed text of at most `max` characters (names, numbers). */
+export const requiredTextInput = (max = 200) =>
+  z.string({ error: 'required' }).trim().min(1, { error: 'required' }).max(max, { error: `at most ${max} characters` });
+
+/** The reason a person gives for a manual change (audited). */
+export const reasonInput = z.string({ error: 'a reason is required' }).trim().min(1, { error: 'a reason is required' }).max(500, { error: 'at most 500 characters' });
+
+/** An integer field with the one message the former checks gave for any wrong value. */
+export const integerInput = (message: string, min?: number) => {
+  const int = z.number({ error: message }).int({ error: message });
+  return min === undefined ? int : int.min(min, { error: message });
+};
 
 export const notFound = (what: 'PROJECT' | 'BUILDING' | 'PROPERTY_OBJECT', id: string) =>
   new AppError(`CHESSBOARD_${what}_NOT_FOUND`, 'NOT_FOUND', `${what.toLowerCase().replace('_', ' ')} ${id} not found`);
@@ -27,22 +58,8 @@ export function assertMayChangeStatusManually(actor: Actor): void {
 }
 
 /** A row of another tenant looks like a missing one. */
-export function assertVisible(actor: Actor | undefined, tenantId: string, err: AppError): void {
-  if (actor && !canSeeTenant(actor, tenantId)) throw err;
-}
-
-export function requiredReason(reason: string | undefined | null): string {
-  const r = reason?.trim() ?? '';
-  if (!r) throw new ValidationError('reason', 'a reason is required');
-  if (r.length > 500) throw new ValidationError('reason', 'at most 500 characters');
-  return r;
-}
-
-export function requiredText(field: string, value: string, max = 200): string {
-  const v = value?.trim() ?? '';
-  if (!v) throw new ValidationError(field, 'required');
-  if (v.length > max) throw new ValidationError(field, `at most ${max} characters`);
-  return v;
+export function assertVisible(actor: Actor, tenantId: string, err: AppError): void {
+  if (!canSeeTenant(actor, tenantId)) throw err;
 }
 
 /**

@@ -1,18 +1,16 @@
 import { asc, eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
-import type { Actor } from '../../auth/actor';
 import { AppError } from '../../platform/errors';
 import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { isHeld } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
-import { assertVisible, metaOf, notFound, type CommandMeta } from './command-support';
+import { assertVisible, notFound, parseInput, type CommandContext } from './command-support';
 import { publishPropertyObjectDeleted } from './delete-property-object';
 
-export interface DeleteProjectInput extends CommandMeta {
-  projectId: string;
-  actor?: Actor;
-}
+export const deleteProjectInput = z.object({ projectId: z.string() });
+export type DeleteProjectInput = z.input<typeof deleteProjectInput>;
 
 /**
  * Deletes a project: its objects and buildings are removed (a property-object-deleted event each), the
@@ -20,8 +18,9 @@ export interface DeleteProjectInput extends CommandMeta {
  * pin.chessboard.project-deleted.v1 is published. Refused while any of its objects is held.
  * Locks objects before the project row — the order the consumer and the jobs use — so it cannot deadlock with them.
  */
-export async function deleteProject(tx: Tx, input: DeleteProjectInput) {
-  const { correlationId, at } = metaOf(input);
+export async function deleteProject(tx: Tx, given: DeleteProjectInput, ctx: CommandContext) {
+  const { correlationId, now: at } = ctx;
+  const input = parseInput(deleteProjectInput, given);
   const objects = await tx
     .select({ id: propertyObjects.id, tenantId: propertyObjects.tenantId, projectId: propertyObjects.projectId, status: propertyObjects.status })
     .from(propertyObjects)
@@ -30,7 +29,7 @@ export async function deleteProject(tx: Tx, input: DeleteProjectInput) {
     .for('update');
   const [project] = await tx.select().from(projects).where(eq(projects.id, input.projectId)).for('update');
   if (!project) throw notFound('PROJECT', input.projectId);
-  assertVisible(input.actor, project.tenantId, notFound('PROJECT', input.projectId));
+  assertVisible(ctx.actor, project.tenantId, notFound('PROJECT', input.projectId));
   if (project.deletedAt !== null) return { projectId: project.id, deleted: false, deletedObjects: 0, messageId: null };
   const held = objects.filter((o) => isHeld(o.status));
   if (held.length > 0) {

@@ -1,18 +1,16 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
-import type { Actor } from '../../auth/actor';
 import { AppError } from '../../platform/errors';
 import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { isHeld, PROPERTY_OBJECT_ERRORS } from '../property-object';
 import { propertyObjects } from '../schema';
-import { assertVisible, metaOf, notFound, type CommandMeta } from './command-support';
-import { lockPropertyObject, requestProjectAggregatesRecalc } from './property-object-persistence';
+import { assertVisible, notFound, parseInput, type CommandContext } from './command-support';
+import { lockPropertyObject, requestProjectAggregatesRecalc } from '../property-object-persistence';
 
-export interface DeletePropertyObjectInput extends CommandMeta {
-  propertyObjectId: string;
-  actor?: Actor;
-}
+export const deletePropertyObjectInput = z.object({ propertyObjectId: z.string() });
+export type DeletePropertyObjectInput = z.input<typeof deletePropertyObjectInput>;
 
 export async function publishPropertyObjectDeleted(tx: Tx, o: { id: string; tenantId: string; projectId: string }, at: Date, correlationId: string) {
   return writeOutbox(tx, 'chessboard', {
@@ -30,11 +28,12 @@ export async function publishPropertyObjectDeleted(tx: Tx, o: { id: string; tena
  * Deletes a property object (catalog delists its card on pin.chessboard.property-object-deleted.v1).
  * A held object (Reserved/Booked) is refused: its CRM booking still points at it.
  */
-export async function deletePropertyObject(tx: Tx, input: DeletePropertyObjectInput) {
-  const { correlationId, at } = metaOf(input);
+export async function deletePropertyObject(tx: Tx, given: DeletePropertyObjectInput, ctx: CommandContext) {
+  const { correlationId, now: at } = ctx;
+  const input = parseInput(deletePropertyObjectInput, given);
   const object = await lockPropertyObject(tx, input.propertyObjectId);
   if (!object) throw notFound('PROPERTY_OBJECT', input.propertyObjectId);
-  assertVisible(input.actor, object.tenantId, notFound('PROPERTY_OBJECT', input.propertyObjectId));
+  assertVisible(ctx.actor, object.tenantId, notFound('PROPERTY_OBJECT', input.propertyObjectId));
   if (isHeld(object.status)) {
     throw new AppError(PROPERTY_OBJECT_ERRORS.HELD, 'CONFLICT', `property object is ${object.status}: release the hold first`, { status: object.status, holdDealId: object.holdDealId });
   }

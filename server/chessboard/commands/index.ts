@@ -1,4 +1,4 @@
-/** The chessboard's write side: commands of (tx, input), for the router, the seed and imports. */
+/** The chessboard's write side: commands of (tx, input, ctx) — zod input in each file, ctx as crm's — for the router, the seed and imports. */
 export { releaseHoldManually, type ReleaseHoldManuallyInput } from './release-hold-manually';
 export { reholdForCrmBooking, type CrmActiveBooking, type ReholdForCrmBookingInput } from './rehold-for-crm-booking';
 export { setPropertyObjectHidden, type SetPropertyObjectHiddenInput } from './set-property-object-hidden';
@@ -8,4 +8,4 @@ export { upsertPropertyObject, type UpsertPropertyObjectInput } from './upsert-p
 export { deletePropertyObject, type DeletePropertyObjectInput } from './delete-property-object';
 export { deleteProject, type DeleteProjectInput } from './delete-project';
 export { resolveHoldMismatch, type ResolveHoldMismatchInput } from './resolve-hold-mismatch';
-export type { CommandMeta } from './command-support';
+export { commandContext, type CommandContext } from './command-support';

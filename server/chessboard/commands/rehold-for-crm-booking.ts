@@ -1,29 +1,27 @@
 import { sql } from 'drizzle-orm';
-import type { Actor } from '../../auth/actor';
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
-import { book, PROPERTY_OBJECT_ERRORS, reserve } from '../property-object';
+import { book, PROPERTY_OBJECT_ERRORS, reserve, stateOf } from '../property-object';
 import { crmBookingVersions } from '../schema';
-import { assertMayChangeStatusManually, assertVisible, metaOf, notFound, requiredReason, writeAudit, type CommandMeta } from './command-support';
-import { lockPropertyObject, persistStatusTransition, stateOf } from './property-object-persistence';
+import { assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext } from './command-support';
+import { lockPropertyObject, persistStatusTransition } from '../property-object-persistence';
 
 /** crm's active booking as crm reports it (the caller asked crm; chessboard reads no crm table). */
-export interface CrmActiveBooking {
-  id: string;
-  tenantId: string;
-  dealId: string;
-  propertyObjectId: string;
-  status: 'Reserved' | 'AwaitingPayment' | 'Booked';
-  version: number;
-  reserveExpiresAt: Date;
-  bookingExpiresAt: Date | null;
-}
+const crmActiveBooking = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  dealId: z.string(),
+  propertyObjectId: z.string(),
+  status: z.enum(['Reserved', 'AwaitingPayment', 'Booked']),
+  version: z.number(),
+  reserveExpiresAt: z.date(),
+  bookingExpiresAt: z.date().nullable(),
+});
+export type CrmActiveBooking = z.infer<typeof crmActiveBooking>;
 
-export interface ReholdForCrmBookingInput extends CommandMeta {
-  booking: CrmActiveBooking;
-  reason: string;
-  actor: Actor;
-}
+export const reholdForCrmBookingInput = z.object({ booking: crmActiveBooking, reason: reasonInput });
+export type ReholdForCrmBookingInput = z.input<typeof reholdForCrmBookingInput>;
 
 /**
  * Repair "re-hold" of a deliberate divergence (a hold released by hand while crm's booking stayed
@@ -33,14 +31,15 @@ export interface ReholdForCrmBookingInput extends CommandMeta {
  * booking's next events (confirm, extend, cancel, expiry) apply again. Refused when the object is not
  * Free (held by someone, Sold, Hidden). Status-changed event, history and audit in one transaction.
  */
-export async function reholdForCrmBooking(tx: Tx, input: ReholdForCrmBookingInput) {
-  const { correlationId, at } = metaOf(input);
-  assertMayChangeStatusManually(input.actor);
-  const reason = requiredReason(input.reason);
+export async function reholdForCrmBooking(tx: Tx, given: ReholdForCrmBookingInput, ctx: CommandContext) {
+  const { correlationId, now: at } = ctx;
+  assertMayChangeStatusManually(ctx.actor);
+  const input = parseInput(reholdForCrmBookingInput, given);
+  const { reason } = input;
   const b = input.booking;
   const object = await lockPropertyObject(tx, b.propertyObjectId);
   if (!object || object.tenantId !== b.tenantId) throw notFound('PROPERTY_OBJECT', b.propertyObjectId);
-  assertVisible(input.actor, object.tenantId, notFound('PROPERTY_OBJECT', b.propertyObjectId));
+  assertVisible(ctx.actor, object.tenantId, notFound('PROPERTY_OBJECT', b.propertyObjectId));
   if (object.status !== 'Free') {
     throw new AppError(PROPERTY_OBJECT_ERRORS.NOT_AVAILABLE, 'PRECONDITION_FAILED', `property object is ${object.status}; only a Free object can be held again`, { status: object.status });
   }
@@ -50,7 +49,7 @@ export async function reholdForCrmBooking(tx: Tx, input: ReholdForCrmBookingInpu
     ? book(from, { ...hold, bookedUntil: b.bookingExpiresAt ?? b.reserveExpiresAt }, at, { catchUp: true })
     : reserve(from, { ...hold, reservedUntil: b.reserveExpiresAt }, at);
   const { messageId } = await persistStatusTransition(tx, {
-    object, from, to, correlationId, actorId: input.actor.userId, reason, dealId: b.dealId, bookingId: b.id,
+    object, from, to, correlationId, actorId: ctx.actor.userId, reason, dealId: b.dealId, bookingId: b.id,
   });
   // the booking holds the object again: its tombstone (left by the manual release) no longer applies
   await tx
@@ -61,7 +60,7 @@ export async function reholdForCrmBooking(tx: Tx, input: ReholdForCrmBookingInpu
       set: { released: false, appliedVersion: sql`greatest(${crmBookingVersions.appliedVersion}, excluded.applied_version)`, updatedAt: at },
     });
   await writeAudit(tx, {
-    actor: input.actor, action: 'chessboard.rehold', targetType: 'PropertyObject', targetId: object.id, reason, at,
+    actor: ctx.actor, action: 'chessboard.rehold', targetType: 'PropertyObject', targetId: object.id, reason, at,
     details: { bookingId: b.id, dealId: b.dealId, bookingStatus: b.status, bookingVersion: b.version, toStatus: to.status, messageId, version: to.version, correlationId },
   });
   return { propertyObjectId: object.id, fromStatus: from.status, toStatus: to.status, version: to.version, messageId };

@@ -1,18 +1,15 @@
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
-import type { Actor } from '../../auth/actor';
 import { AppError } from '../../platform/errors';
-import { isHeld, PROPERTY_OBJECT_ERRORS, release } from '../property-object';
+import { isHeld, PROPERTY_OBJECT_ERRORS, release, stateOf } from '../property-object';
 import { holdReleases } from '../schema';
 import {
-  assertMayChangeStatusManually, assertVisible, metaOf, notFound, requiredReason, writeAudit, type CommandMeta,
+  assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext,
 } from './command-support';
-import { lockPropertyObject, persistStatusTransition, recordCrmBookingVersion, stateOf } from './property-object-persistence';
+import { lockPropertyObject, persistStatusTransition, recordCrmBookingVersion } from '../property-object-persistence';
 
-export interface ReleaseHoldManuallyInput extends CommandMeta {
-  propertyObjectId: string;
-  reason: string;
-  actor: Actor;
-}
+export const releaseHoldManuallyInput = z.object({ propertyObjectId: z.string(), reason: reasonInput });
+export type ReleaseHoldManuallyInput = z.input<typeof releaseHoldManuallyInput>;
 
 /**
  * Runbook "manual release of a stuck hold": Release with StatusSource = Manual (INV-CHS-001 allows
@@ -20,32 +17,33 @@ export interface ReleaseHoldManuallyInput extends CommandMeta {
  * Writes the status-changed event, a status-history row, a hold_releases row (who and why) and an
  * ops.audit_log row. The released booking is tombstoned, so its late CRM events do not re-hold the object.
  */
-export async function releaseHoldManually(tx: Tx, input: ReleaseHoldManuallyInput) {
-  const { correlationId, at } = metaOf(input);
-  assertMayChangeStatusManually(input.actor);
-  const reason = requiredReason(input.reason);
+export async function releaseHoldManually(tx: Tx, given: ReleaseHoldManuallyInput, ctx: CommandContext) {
+  const { correlationId, now: at } = ctx;
+  assertMayChangeStatusManually(ctx.actor);
+  const input = parseInput(releaseHoldManuallyInput, given);
+  const { reason } = input;
   const object = await lockPropertyObject(tx, input.propertyObjectId);
   if (!object) throw notFound('PROPERTY_OBJECT', input.propertyObjectId);
-  assertVisible(input.actor, object.tenantId, notFound('PROPERTY_OBJECT', input.propertyObjectId));
+  assertVisible(ctx.actor, object.tenantId, notFound('PROPERTY_OBJECT', input.propertyObjectId));
   if (!isHeld(object.status)) {
     throw new AppError(PROPERTY_OBJECT_ERRORS.NOT_HELD, 'PRECONDITION_FAILED', `property object is ${object.status}, not Reserved or Booked`, { status: object.status });
   }
   const from = stateOf(object);
   const to = release(from, 'Manual', at);
   const { messageId } = await persistStatusTransition(tx, {
-    object, from, to, correlationId, actorId: input.actor.userId, reason, dealId: from.holdDealId, bookingId: from.holdBookingId,
+    object, from, to, correlationId, actorId: ctx.actor.userId, reason, dealId: from.holdDealId, bookingId: from.holdBookingId,
   });
   const timer = from.status === 'Reserved' ? from.reservedUntil : from.bookedUntil;
   await tx.insert(holdReleases).values({
     propertyObjectId: object.id, tenantId: object.tenantId, projectId: object.projectId, holdDealId: from.holdDealId, fromStatus: from.status,
     expiredTimerAt: timer, overdueByMs: timer ? at.getTime() - timer.getTime() : null, statusSource: 'Manual',
-    actorId: input.actor.userId, reason, messageId, releasedAt: at,
+    actorId: ctx.actor.userId, reason, messageId, releasedAt: at,
   });
   if (from.holdBookingId && from.holdDealId) {
     await recordCrmBookingVersion(tx, { bookingId: from.holdBookingId, propertyObjectId: object.id, dealId: from.holdDealId, version: null, released: true, at });
   }
   await writeAudit(tx, {
-    actor: input.actor, action: 'chessboard.release-hold', targetType: 'PropertyObject', targetId: object.id, reason, at,
+    actor: ctx.actor, action: 'chessboard.release-hold', targetType: 'PropertyObject', targetId: object.id, reason, at,
     details: { fromStatus: from.status, holdDealId: from.holdDealId, holdBookingId: from.holdBookingId, timer: timer?.toISOString() ?? null, messageId, version: to.version, correlationId },
   });
   return { propertyObjectId: object.id, fromStatus: from.status, toStatus: to.status, version: to.version, messageId };

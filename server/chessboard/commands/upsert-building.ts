@@ -1,25 +1,25 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
-import { AppError, ValidationError } from '../../platform/errors';
+import { AppError } from '../../platform/errors';
 import { buildings, projects } from '../schema';
-import { metaOf, notFound, requiredText, type CommandMeta } from './command-support';
+import { integerInput, notFound, parseInput, requiredTextInput, type CommandContext } from './command-support';
 
-export interface UpsertBuildingInput extends CommandMeta {
-  id: string;
-  tenantId: string;
-  projectId: string;
-  name: string;
-  sections: number;
-  floors: number;
-}
+export const upsertBuildingInput = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  projectId: z.string(),
+  name: requiredTextInput(),
+  sections: integerInput('a positive integer', 1),
+  floors: integerInput('a positive integer', 1),
+});
+export type UpsertBuildingInput = z.input<typeof upsertBuildingInput>;
 
 /** Creates or updates a building of a live project. Buildings have no integration event of their own. */
-export async function upsertBuilding(tx: Tx, input: UpsertBuildingInput) {
-  const { at } = metaOf(input);
-  const name = requiredText('name', input.name);
-  for (const field of ['sections', 'floors'] as const) {
-    if (!Number.isInteger(input[field]) || input[field] < 1) throw new ValidationError(field, 'a positive integer');
-  }
+export async function upsertBuilding(tx: Tx, given: UpsertBuildingInput, ctx: CommandContext) {
+  const at = ctx.now;
+  const input = parseInput(upsertBuildingInput, given);
+  const { name } = input;
   const [project] = await tx.select({ tenantId: projects.tenantId, deletedAt: projects.deletedAt }).from(projects).where(eq(projects.id, input.projectId));
   if (!project || project.deletedAt !== null || project.tenantId !== input.tenantId) throw notFound('PROJECT', input.projectId);
   const [existing] = await tx.select().from(buildings).where(eq(buildings.id, input.id)).for('update');

@@ -1,17 +1,19 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { projects } from '../schema';
-import { metaOf, requiredText, type CommandMeta } from './command-support';
+import { parseInput, requiredTextInput, type CommandContext } from './command-support';
 
-export interface UpsertProjectInput extends CommandMeta {
-  id: string;
-  tenantId: string;
-  name: string;
-  city: string;
-}
+export const upsertProjectInput = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  name: requiredTextInput(),
+  city: requiredTextInput(),
+});
+export type UpsertProjectInput = z.input<typeof upsertProjectInput>;
 
 type ProjectRow = typeof projects.$inferSelect;
 
@@ -34,10 +36,10 @@ export async function publishProjectUpserted(tx: Tx, p: ProjectRow, correlationI
  * Creates or updates a project (seed / import) and publishes pin.chessboard.project-upserted.v1.
  * Upserting a deleted project restores it. Same values again: nothing written (idempotent).
  */
-export async function upsertProject(tx: Tx, input: UpsertProjectInput) {
-  const { correlationId, at } = metaOf(input);
-  const name = requiredText('name', input.name);
-  const city = requiredText('city', input.city);
+export async function upsertProject(tx: Tx, given: UpsertProjectInput, ctx: CommandContext) {
+  const { correlationId, now: at } = ctx;
+  const input = parseInput(upsertProjectInput, given);
+  const { name, city } = input;
   const [existing] = await tx.select().from(projects).where(eq(projects.id, input.id)).for('update');
   if (!existing) {
     const [row] = await tx.insert(projects).values({ id: input.id, tenantId: input.tenantId, name, city, version: 1, updatedAt: at }).returning();

@@ -1,27 +1,30 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Tx } from '../../platform/db';
-import { AppError, ValidationError } from '../../platform/errors';
+import { AppError } from '../../platform/errors';
 import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { assertTransitionAllowed, createImported } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
-import { metaOf, notFound, requiredText, type CommandMeta } from './command-support';
-import { requestProjectAggregatesRecalc } from './property-object-persistence';
+import { integerInput, notFound, parseInput, requiredTextInput, type CommandContext } from './command-support';
+import { requestProjectAggregatesRecalc } from '../property-object-persistence';
 
-export interface UpsertPropertyObjectInput extends CommandMeta {
-  id: string;
-  tenantId: string;
-  projectId: string;
-  buildingId: string;
-  section: number;
-  floor: number;
-  number: string;
-  rooms: number;
-  area: number;
-  price: number;
+// `number` is checked first, as before the schema: the first issue is the one reported
+export const upsertPropertyObjectInput = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  projectId: z.string(),
+  buildingId: z.string(),
+  number: requiredTextInput(32),
+  section: integerInput('a positive integer', 1),
+  floor: integerInput('an integer'),
+  rooms: integerInput('a non-negative integer', 0),
+  area: z.number({ error: 'a positive number below 100000' }).gt(0, { error: 'a positive number below 100000' }).lt(100_000, { error: 'a positive number below 100000' }),
+  price: z.number({ error: 'a non-negative number below 1e12' }).min(0, { error: 'a non-negative number below 1e12' }).lt(1e12, { error: 'a non-negative number below 1e12' }),
   /** on create only (INV-CHS-001: Import creates Free or Hidden); default Free */
-  status?: 'Free' | 'Hidden';
-}
+  status: z.enum(['Free', 'Hidden']).optional(),
+});
+export type UpsertPropertyObjectInput = z.input<typeof upsertPropertyObjectInput>;
 
 type ObjectRow = typeof propertyObjects.$inferSelect;
 
@@ -41,25 +44,16 @@ export async function publishPropertyObjectUpserted(tx: Tx, o: ObjectRow, correl
   });
 }
 
-function validate(input: UpsertPropertyObjectInput) {
-  const number = requiredText('number', input.number, 32);
-  if (!Number.isInteger(input.section) || input.section < 1) throw new ValidationError('section', 'a positive integer');
-  if (!Number.isInteger(input.floor)) throw new ValidationError('floor', 'an integer');
-  if (!Number.isInteger(input.rooms) || input.rooms < 0) throw new ValidationError('rooms', 'a non-negative integer');
-  if (!(input.area > 0) || input.area >= 100_000) throw new ValidationError('area', 'a positive number below 100000');
-  if (!(input.price >= 0) || input.price >= 1e12) throw new ValidationError('price', 'a non-negative number below 1e12');
-  return number;
-}
-
 /**
  * Creates (status Free or Hidden, StatusSource Import) or updates the attributes of a property object,
  * publishes pin.chessboard.property-object-upserted.v1 and, on create, requests the project recount.
  * The status of an existing object changes only through its transitions (INV-CHS-001), so an update
  * asking for another status is refused. Same values again: nothing written (idempotent).
  */
-export async function upsertPropertyObject(tx: Tx, input: UpsertPropertyObjectInput) {
-  const { correlationId, at } = metaOf(input);
-  const number = validate(input);
+export async function upsertPropertyObject(tx: Tx, given: UpsertPropertyObjectInput, ctx: CommandContext) {
+  const { correlationId, now: at } = ctx;
+  const input = parseInput(upsertPropertyObjectInput, given);
+  const { number } = input;
   const [building] = await tx
     .select({ tenantId: buildings.tenantId, projectId: buildings.projectId, projectDeletedAt: projects.deletedAt })
     .from(buildings)

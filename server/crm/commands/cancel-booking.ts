@@ -5,10 +5,12 @@ import { cancelBooking, type ActiveBookingStatus, type BookingRecord } from '../
 import { onBookingReleased } from '../deal';
 import { crmError } from '../errors';
 import { bookingCancelledEvent } from '../events';
-import {
-  bookingCommandInput, lockBookingWithDeal, otherActiveBookings, reasonInput, saveBooking, saveDealStatus, withIdempotency,
-  writeTimeline, type CommandContext,
-} from './shared';
+import { bookingCommandInput, reasonInput } from './input';
+import { lockBookingWithDeal } from './locking';
+import { otherActiveBookings, saveBooking, saveDealStatus } from './persistence';
+import { withIdempotency } from './idempotency';
+import { writeTimeline } from './timeline';
+import { type CommandContext } from './context';
 
 export const cancelBookingInput = z.strictObject({ ...bookingCommandInput, reason: reasonInput });
 export type CancelBookingInput = z.infer<typeof cancelBookingInput>;

@@ -6,7 +6,12 @@ import { ACTIVE_STATUSES, cancelBooking, type ActiveBookingStatus, type BookingR
 import { cancelDeal, type DealRecord } from '../deal';
 import { bookingCancelledEvent, dealCancelledEvent } from '../events';
 import { bookings } from '../schema';
-import { idempotencyKeyInput, lockDeal, reasonInput, saveBooking, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { idempotencyKeyInput, reasonInput } from './input';
+import { lockDeal } from './locking';
+import { saveBooking, saveDealStatus } from './persistence';
+import { withIdempotency } from './idempotency';
+import { writeTimeline } from './timeline';
+import { type CommandContext } from './context';
 
 export const cancelDealInput = z.strictObject({
   dealId: z.uuid(),

@@ -4,7 +4,12 @@ import type { Tx } from '../../platform/db';
 import { writeOutbox } from '../../platform/outbox/write';
 import { confirmBooking, type BookingRecord } from '../booking';
 import { bookingConfirmedEvent } from '../events';
-import { bookingCommandInput, loadProgram, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { bookingCommandInput } from './input';
+import { loadProgram, lockBooking } from './locking';
+import { saveBooking } from './persistence';
+import { withIdempotency } from './idempotency';
+import { writeTimeline } from './timeline';
+import { type CommandContext } from './context';
 
 export const confirmBookingInput = z.strictObject({ ...bookingCommandInput });
 export type ConfirmBookingInput = z.infer<typeof confirmBookingInput>;

@@ -3,7 +3,12 @@ import type { Tx } from '../../platform/db';
 import { writeOutbox } from '../../platform/outbox/write';
 import { confirmPayment, type BookingRecord } from '../booking';
 import { bookingConfirmedEvent, bookingPaidEvent } from '../events';
-import { bookingCommandInput, loadProgram, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { bookingCommandInput } from './input';
+import { loadProgram, lockBooking } from './locking';
+import { saveBooking } from './persistence';
+import { withIdempotency } from './idempotency';
+import { writeTimeline } from './timeline';
+import { type CommandContext } from './context';
 
 export const confirmPaymentInput = z.strictObject({ ...bookingCommandInput });
 export type ConfirmPaymentInput = z.infer<typeof confirmPaymentInput>;

@@ -10,7 +10,12 @@ import { crmError } from '../errors';
 import { bookingCreatedEvent } from '../events';
 import { bookability } from '../property-object-view';
 import { bookings, crmPropertyObjects } from '../schema';
-import { assertRequisitesUsable, idempotencyKeyInput, requisitesInput, loadProgram, lockDeal, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { assertRequisitesUsable, idempotencyKeyInput, requisitesInput } from './input';
+import { loadProgram, lockDeal } from './locking';
+import { saveDealStatus } from './persistence';
+import { withIdempotency } from './idempotency';
+import { writeTimeline } from './timeline';
+import { type CommandContext } from './context';
 
 export const createBookingInput = z.strictObject({
   dealId: z.uuid(),

@@ -4,7 +4,12 @@ import { writeOutbox } from '../../platform/outbox/write';
 import { completeBooking, type BookingRecord } from '../booking';
 import { startSale } from '../deal';
 import { dealSaleStartedEvent } from '../events';
-import { bookingCommandInput, lockBookingWithDeal, saveBooking, saveDealStatus, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { bookingCommandInput } from './input';
+import { lockBookingWithDeal } from './locking';
+import { saveBooking, saveDealStatus } from './persistence';
+import { withIdempotency } from './idempotency';
+import { writeTimeline } from './timeline';
+import { type CommandContext } from './context';
 
 export const startSaleInput = z.strictObject({ ...bookingCommandInput });
 export type StartSaleInput = z.infer<typeof startSaleInput>;

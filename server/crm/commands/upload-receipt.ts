@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { uploadReceipt, type BookingRecord } from '../booking';
-import { bookingCommandInput, documentInput, lockBooking, saveBooking, withIdempotency, writeTimeline, type CommandContext } from './shared';
+import { bookingCommandInput, documentInput } from './input';
+import { lockBooking } from './locking';
+import { saveBooking } from './persistence';
+import { withIdempotency } from './idempotency';
+import { writeTimeline } from './timeline';
+import { type CommandContext } from './context';
 
 export const uploadReceiptInput = z.strictObject({
   ...bookingCommandInput,

@@ -4,7 +4,7 @@ import type { Actor } from '../../auth/actor';
 import { confirmBookingCommand } from '../../crm/commands/confirm-booking';
 import { createBookingCommand } from '../../crm/commands/create-booking';
 import { extendBookingCommand } from '../../crm/commands/extend-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { TOPICS, withPrefix } from '../../platform/kafka/topics';
 import type { TestContext } from '../../testing/harness';
 import { figure, secondsSince } from '../helpers/figures';

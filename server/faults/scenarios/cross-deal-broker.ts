@@ -9,7 +9,7 @@ import { cancelDealCommand } from '../../crm/commands/cancel-deal';
 import { confirmBookingCommand } from '../../crm/commands/confirm-booking';
 import { createBookingCommand } from '../../crm/commands/create-booking';
 import { extendBookingCommand } from '../../crm/commands/extend-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { startSaleCommand } from '../../crm/commands/start-sale';
 import { createBookingExpirationJob } from '../../crm/booking-expiration.job';
 import { createIdempotentProducer, createKafka } from '../../platform/kafka/client';

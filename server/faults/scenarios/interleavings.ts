@@ -11,7 +11,7 @@ import { confirmPaymentCommand } from '../../crm/commands/confirm-payment';
 import { createBookingCommand } from '../../crm/commands/create-booking';
 import { seedRequisiteSet } from '../../profile/test-fixtures';
 import { extendBookingCommand } from '../../crm/commands/extend-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { startSaleCommand } from '../../crm/commands/start-sale';
 import { uploadContractCommand } from '../../crm/commands/upload-contract';
 import { uploadReceiptCommand } from '../../crm/commands/upload-receipt';

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import type { Actor } from '../../auth/actor';
+import { SYSTEM_ACTOR, type Actor } from '../../auth/actor';
 import { eventually, readObject } from '../../chessboard/chessboard.fixtures';
 import { crmPropertyObjectStatusConsumer } from '../../chessboard/crm-property-object-status.consumer';
-import { deletePropertyObject, setPropertyObjectHidden, upsertBuilding, upsertProject, upsertPropertyObject } from '../../chessboard/commands';
+import {
+  commandContext as chessboardCommandContext, deletePropertyObject, setPropertyObjectHidden, upsertBuilding, upsertProject, upsertPropertyObject,
+} from '../../chessboard/commands';
 import { confirmBookingCommand } from '../../crm/commands/confirm-booking';
 import { createBookingCommand } from '../../crm/commands/create-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { startSaleCommand } from '../../crm/commands/start-sale';
 import { crmPropertyObjectProjectionConsumer } from '../../crm/property-object-projection.consumer';
 import { cancelBookingInRepair } from '../../ops/booking-repairs';
@@ -85,7 +87,7 @@ export async function projectionLagScenario(t: TestContext, opts: { perKind: num
       n++;
       return db.transaction((tx) => upsertPropertyObject(tx, {
         id, tenantId, projectId, buildingId, section: 1, floor: 1 + (n % 20), number: String(1000 + n), rooms: 2, area: 50, price: 9_000_000, status,
-      })).then(() => id);
+      }, chessboardCommandContext(SYSTEM_ACTOR))).then(() => id);
     };
     /** CreateBooking for a new deal: the booking, or the domain code of the refusal. */
     const bookFor = async (objectId: string) => {
@@ -100,8 +102,8 @@ export async function projectionLagScenario(t: TestContext, opts: { perKind: num
 
     // ---- the world, projected: every object known to crm as chessboard has it
     await db.transaction(async (tx) => {
-      await upsertProject(tx, { id: projectId, tenantId, name: 'Lag', city: 'Москва' });
-      await upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 2, floors: 20 });
+      await upsertProject(tx, { id: projectId, tenantId, name: 'Lag', city: 'Москва' }, chessboardCommandContext(SYSTEM_ACTOR));
+      await upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 2, floors: 20 }, chessboardCommandContext(SYSTEM_ACTOR));
     });
     await sql`INSERT INTO crm.booking_programs (id, tenant_id, name, is_paid, reserve_duration_minutes, booking_duration_hours)
       VALUES (${programId}, ${tenantId}, 'Free', false, 60, 48)`;
@@ -120,9 +122,9 @@ export async function projectionLagScenario(t: TestContext, opts: { perKind: num
     await projection.stop();
     projection = null;
     for (let i = 0; i < opts.perKind; i++) {
-      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.hidden[i]!, hidden: true, reason: 'withdrawn', actor: ops }));
-      await db.transaction((tx) => deletePropertyObject(tx, { propertyObjectId: o.deleted[i]! }));
-      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.shown[i]!, hidden: false, reason: 'on sale again', actor: ops }));
+      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.hidden[i]!, hidden: true, reason: 'withdrawn' }, chessboardCommandContext(ops)));
+      await db.transaction((tx) => deletePropertyObject(tx, { propertyObjectId: o.deleted[i]! }, chessboardCommandContext(SYSTEM_ACTOR)));
+      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.shown[i]!, hidden: false, reason: 'on sale again' }, chessboardCommandContext(ops)));
       o.created.push(await newObject());
       // a sale through the saga: deal X books, confirms, starts the sale; chessboard marks the object Sold
       const dealX = await newDeal();

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { seed } from '../../../scripts/seed';
-import type { Actor } from '../../auth/actor';
-import { upsertBuilding, upsertProject, upsertPropertyObject } from '../../chessboard/commands';
+import { SYSTEM_ACTOR, type Actor } from '../../auth/actor';
+import { commandContext as chessboardCommandContext, upsertBuilding, upsertProject, upsertPropertyObject } from '../../chessboard/commands';
 import { consumers } from '../../consumers';
 import { cancelBookingCommand } from '../../crm/commands/cancel-booking';
 import { cancelDealCommand } from '../../crm/commands/cancel-deal';
 import { confirmBookingCommand } from '../../crm/commands/confirm-booking';
 import { createBookingCommand } from '../../crm/commands/create-booking';
 import { extendBookingCommand } from '../../crm/commands/extend-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { startSaleCommand } from '../../crm/commands/start-sale';
 import { withPrefix } from '../../platform/kafka/topics';
 import { projectObjects } from '../../testing/crm-projection';
@@ -47,13 +47,13 @@ export async function replayScenario(t: TestContext, opts: { objects: number; la
   const projectId = randomUUID();
   const buildingId = randomUUID();
   const programId = randomUUID();
-  await db.transaction((tx) => upsertProject(tx, { id: projectId, tenantId, name: 'Replay', city: 'Test' }));
-  await db.transaction((tx) => upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 4, floors: 20 }));
+  await db.transaction((tx) => upsertProject(tx, { id: projectId, tenantId, name: 'Replay', city: 'Test' }, chessboardCommandContext(SYSTEM_ACTOR)));
+  await db.transaction((tx) => upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 4, floors: 20 }, chessboardCommandContext(SYSTEM_ACTOR)));
   const objectIds: string[] = [];
   for (let i = 0; i < opts.objects; i++) {
     const id = randomUUID();
     objectIds.push(id);
-    await db.transaction((tx) => upsertPropertyObject(tx, { id, tenantId, projectId, buildingId, section: 1 + (i % 4), floor: 1 + Math.floor(i / 4), number: String(100 + i), rooms: 2, area: 50, price: 8_000_000 }));
+    await db.transaction((tx) => upsertPropertyObject(tx, { id, tenantId, projectId, buildingId, section: 1 + (i % 4), floor: 1 + Math.floor(i / 4), number: String(100 + i), rooms: 2, area: 50, price: 8_000_000 }, chessboardCommandContext(SYSTEM_ACTOR)));
   }
   // crm's view of them, as its projection consumer will have it once the consumers run below (DESIGN decision 8)
   await projectObjects(t.database, objectIds.map((id) => ({ id, tenantId, projectId })));

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { Actor } from '../../auth/actor';
 import { insertUser } from '../../auth/test-fixtures';
 import { createBookingCommand } from '../../crm/commands/create-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import type { TestContext } from '../../testing/harness';
 import { createContextFor } from '../../trpc/context';
 import { appRouter } from '../../trpc/root';

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { insertUser, TEST_PASSWORD } from '../../auth/test-fixtures';
 import { SIGN_IN_LIMITS } from '../../auth/sign-in';
 import { createBookingCommand } from '../../crm/commands/create-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { createDatabase } from '../../platform/db';
 import type { TestContext } from '../../testing/harness';
 import { createContextFor } from '../../trpc/context';

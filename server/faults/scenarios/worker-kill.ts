@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { Actor } from '../../auth/actor';
 import { insertObjects, insertProject, type Place } from '../../chessboard/chessboard.fixtures';
 import { createBookingCommand } from '../../crm/commands/create-booking';
-import { commandContext } from '../../crm/commands/shared';
+import { commandContext } from '../../crm/commands/context';
 import { TOPICS, withPrefix } from '../../platform/kafka/topics';
 import type { TestContext } from '../../testing/harness';
 import { figure, secondsSince } from '../helpers/figures';

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { appRouter } from '@/server/trpc/root';
+import { correlationIdOf } from '@/server/platform/correlation-id';
 import { getServices } from '@/server/web-services';
 import { readCookie, resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import type { Context } from '@/server/trpc/context';
@@ -49,7 +49,7 @@ async function handle(original: Request): Promise<Response> {
     createContext: async ({ info }): Promise<Context> => ({
       ...services,
       ...(await sessionOf(services, req)),
-      correlationId: req.headers.get('x-correlation-id')?.match(/^[0-9a-f-]{36}$/i)?.[0] ?? randomUUID(),
+      correlationId: correlationIdOf(req.headers.get('x-correlation-id')),
       setCookie: (c) => cookies.push(c),
       ip: requestAddress(req.headers, services.env.TRUSTED_PROXY_HOPS),
       batched: info.isBatchCall,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { uuidArray, type Tx } from '../../platform/db';
-import { AppError } from '../../platform/errors';
-import { writeOutbox, writeOutboxMany, type OutboxEvent } from '../../platform/outbox/write';
-import { TOPICS } from '../../platform/kafka/topics';
-import { PROPERTY_OBJECT_ERRORS, type PropertyObjectState } from '../property-object';
-import { crmBookingVersions, projects, propertyObjects, propertyObjectStatusHistory } from '../schema';
+import { uuidArray, type Tx } from '../platform/db';
+import { AppError } from '../platform/errors';
+import { writeOutbox, writeOutboxMany, type OutboxEvent } from '../platform/outbox/write';
+import { TOPICS } from '../platform/kafka/topics';
+import { PROPERTY_OBJECT_ERRORS, type PropertyObjectState } from './property-object';
+import { crmBookingVersions, projects, propertyObjects, propertyObjectStatusHistory } from './schema';
 
 /**
  * Loading and persisting property-object transitions, shared by the commands, the CRM consumer and
@@ -48,12 +48,6 @@ export async function lockPropertyObject(tx: Tx, id: string): Promise<LockedProp
   const [row] = await tx.select(lockedColumns).from(propertyObjects).where(eq(propertyObjects.id, id)).for('update');
   return row;
 }
-
-export const stateOf = (o: LockedPropertyObject): PropertyObjectState => ({
-  status: o.status, reservedUntil: o.reservedUntil, bookedUntil: o.bookedUntil, holdDealId: o.holdDealId,
-  holdBookingId: o.holdBookingId, soldAt: o.soldAt, statusSource: o.statusSource, statusChangedAt: o.statusChangedAt,
-  updatedAt: o.updatedAt, version: o.version,
-});
 
 export interface StatusTransitionWrite {
   object: PropertyObjectIdentity;

@@ -2,8 +2,7 @@
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import Link from 'next/link';
-import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { ConfirmDialog } from '@/app/_components/confirm-dialog';
 import { ErrorNotice } from '@/app/_components/error-notice';
 import { useFormat } from '@/app/_components/format';
@@ -13,6 +12,7 @@ import { SERIES_COLOURS, StackedBars } from './charts';
 import {
   BookingStatusBadge, dealHref, Freshness, LIVE, objectHref, ObjectStatusBadge, ShortId, useDuration, useInvalidateOps, useOpsAccess,
 } from './common';
+import { useUrlFilters } from '@/app/_components/use-url-filters';
 
 type StuckInput = Exclude<RouterInputs['ops']['dashboard']['stuckHolds'], void | undefined>;
 type StuckRow = RouterOutputs['ops']['dashboard']['stuckHolds']['rows'][number];
@@ -24,22 +24,12 @@ export function HoldsPage() {
   const t = useTranslations('ops.holds');
   const to = useTranslations('ops');
   const trpc = useTRPC();
-  const router = useRouter();
-  const pathname = usePathname();
-  const params = useSearchParams();
+  const { params, setParams } = useUrlFilters();
   const duration = useDuration();
   const { canAct } = useOpsAccess();
   const [releasing, setReleasing] = useState<StuckRow | null>(null);
   const invalidate = useInvalidateOps();
 
-  const setParams = useCallback((patch: Record<string, string | null>) => {
-    const next = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null || v === '') next.delete(k);
-      else next.set(k, v);
-    }
-    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
-  }, [params, pathname, router]);
 
   const phase = (['all', 'inGrace', 'pastGrace'] as const).find((p) => p === params.get('phase')) ?? 'all';
   const status = (['Reserved', 'Booked'] as const).find((s) => s === params.get('status'));

@@ -1,8 +1,7 @@
 'use client';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useLocale, useTranslations } from 'next-intl';
-import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { ConfirmDialog } from '@/app/_components/confirm-dialog';
 import { ErrorNotice } from '@/app/_components/error-notice';
 import { useFormat } from '@/app/_components/format';
@@ -11,6 +10,7 @@ import { Time } from '@/app/_components/time';
 import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
 import { BarsAndLine } from './charts';
 import { LIVE, RunStatusBadge, ShortId, useDuration, useInvalidateOps, useOpsAccess } from './common';
+import { useUrlFilters } from '@/app/_components/use-url-filters';
 
 type JobRow = RouterOutputs['ops']['dashboard']['jobs'][number];
 type JobName = JobRow['name'];
@@ -109,19 +109,9 @@ export function JobsPage() {
   const t = useTranslations('ops.jobs');
   const to = useTranslations('ops');
   const trpc = useTRPC();
-  const router = useRouter();
-  const pathname = usePathname();
-  const params = useSearchParams();
+  const { params, setParams } = useUrlFilters();
   const duration = useDuration();
   const jobs = useQuery(trpc.ops.dashboard.jobs.queryOptions(undefined, LIVE));
-  const setParams = useCallback((patch: Record<string, string | null>) => {
-    const next = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null || v === '') next.delete(k);
-      else next.set(k, v);
-    }
-    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
-  }, [params, pathname, router]);
   const selected = (jobs.data?.find((j) => j.name === params.get('job'))?.name ?? jobs.data?.[0]?.name) as JobName | undefined;
 
   return (

@@ -2,14 +2,14 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import Link from 'next/link';
-import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { Countdown } from './countdown';
 import { ErrorNotice } from './error-notice';
 import { useLiveEvents } from './live';
 import { BOOKING_STATUSES, type BookingStatus } from './status';
 import { Time } from './time';
 import { useTRPC, type RouterInputs } from './trpc';
+import { useUrlFilters, type UrlPatch } from './use-url-filters';
 
 type SortKey = 'createdAt' | 'updatedAt' | 'reserveExpiresAt' | 'bookingExpiresAt' | 'status';
 const SORTS: SortKey[] = ['createdAt', 'updatedAt', 'reserveExpiresAt', 'bookingExpiresAt', 'status'];
@@ -27,20 +27,11 @@ export function BookingsList() {
   const t = useTranslations('bookings');
   const tb = useTranslations('booking');
   const trpc = useTRPC();
-  const router = useRouter();
-  const pathname = usePathname();
-  const params = useSearchParams();
+  const { params, setParams: setUrlParams } = useUrlFilters();
   useLiveEvents(null);
 
-  const setParams = useCallback((patch: Record<string, string | null>, resetPage = true) => {
-    const next = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null || v === '') next.delete(k);
-      else next.set(k, v);
-    }
-    if (resetPage) next.delete('page');
-    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
-  }, [params, pathname, router]);
+  // a new filter or sort starts again at page 1; only the pager keeps the other parameters' page
+  const setParams = (patch: UrlPatch, resetPage = true) => setUrlParams(resetPage ? { ...patch, page: null } : patch);
 
   const statuses = (params.get('status')?.split(',').filter((s): s is BookingStatus => (BOOKING_STATUSES as readonly string[]).includes(s))) ?? [];
   const sort = (SORTS as string[]).includes(params.get('sort') ?? '') ? (params.get('sort') as SortKey) : 'createdAt';

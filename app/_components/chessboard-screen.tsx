@@ -1,7 +1,6 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
-import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ChessboardGrid, cellMatches, isOverdue, type GridCell, type GridFilter } from './chessboard-grid';
 import { currentNow, setServerNow, useNow, useNowWhile } from './clock';
@@ -11,6 +10,7 @@ import { useLiveEvents } from './live';
 import { ObjectDrawer } from './object-drawer';
 import { OBJECT_STATUSES, STATUS_GLYPH } from './status';
 import { useTRPC } from './trpc';
+import { useUrlFilters } from './use-url-filters';
 
 const ROOM_OPTIONS = [0, 1, 2, 3, 4] as const;
 
@@ -23,18 +23,8 @@ export function ChessboardScreen() {
   const t = useTranslations('chessboard');
   const ts = useTranslations('status');
   const trpc = useTRPC();
-  const router = useRouter();
-  const pathname = usePathname();
-  const params = useSearchParams();
+  const { params, setParams } = useUrlFilters();
 
-  const setParams = useCallback((patch: Record<string, string | null>) => {
-    const next = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null) next.delete(k);
-      else next.set(k, v);
-    }
-    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
-  }, [params, pathname, router]);
 
   const projects = useQuery(trpc.chessboard.projects.queryOptions());
   const projectId = params.get('project') ?? projects.data?.[0]?.id ?? null;

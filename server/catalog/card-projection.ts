@@ -58,6 +58,26 @@ async function lockPropertyObjectCard(tx: Tx, id: string): Promise<CardSourceSta
   return row ?? null;
 }
 
+type CardTable = typeof propertyObjectCards | typeof projectCards;
+
+/**
+ * An upsert's write: a new card (created_at = updated_at) or the fields over the existing one. A new
+ * card that another instance inserted first is a ConcurrentCardInsert: the retried transaction then
+ * finds the card, locks it and decides again.
+ */
+async function writeUpsertedCard<T extends CardTable>(
+  tx: Tx, table: T, id: string, kind: 'insert' | 'update', fields: Omit<T['$inferInsert'], 'id' | 'createdAt'>, now: Date,
+): Promise<void> {
+  const card = table as CardTable;
+  if (kind === 'insert') {
+    const inserted = await tx.insert(card).values({ id, ...fields, createdAt: now } as T['$inferInsert'])
+      .onConflictDoNothing().returning({ id: card.id });
+    if (inserted.length === 0) throw new ConcurrentCardInsert(id);
+  } else {
+    await tx.update(card).set(fields).where(eq(card.id, id));
+  }
+}
+
 async function lockProjectCard(tx: Tx, id: string): Promise<CardSourceState | null> {
   const [row] = await tx
     .select({ status: projectCards.status, sourceVersion: projectCards.sourceVersion, sourceUpdatedAt: projectCards.sourceUpdatedAt })
@@ -89,13 +109,7 @@ export async function applyPropertyObjectUpserted(tx: Tx, p: PropertyObjectUpser
     sourceUpdatedAt: new Date(p.updatedAt),
     updatedAt: now,
   };
-  if (decision.kind === 'insert') {
-    const inserted = await tx.insert(propertyObjectCards).values({ id: p.propertyObjectId, ...fields, createdAt: now })
-      .onConflictDoNothing().returning({ id: propertyObjectCards.id });
-    if (inserted.length === 0) throw new ConcurrentCardInsert(p.propertyObjectId);
-  } else {
-    await tx.update(propertyObjectCards).set(fields).where(eq(propertyObjectCards.id, p.propertyObjectId));
-  }
+  await writeUpsertedCard(tx, propertyObjectCards, p.propertyObjectId, decision.kind, fields, now);
   // a status change that overtook this upsert (pending_status_changes) is applied now if it is newer
   const [pending] = await tx.delete(pendingStatusChanges).where(eq(pendingStatusChanges.propertyObjectId, p.propertyObjectId)).returning();
   if (pending) {
@@ -167,13 +181,7 @@ export async function applyProjectUpserted(tx: Tx, p: ProjectUpserted): Promise<
     sourceUpdatedAt: new Date(p.updatedAt),
     updatedAt: now,
   };
-  if (decision.kind === 'insert') {
-    const inserted = await tx.insert(projectCards).values({ id: p.projectId, ...fields, createdAt: now })
-      .onConflictDoNothing().returning({ id: projectCards.id });
-    if (inserted.length === 0) throw new ConcurrentCardInsert(p.projectId);
-  } else {
-    await tx.update(projectCards).set(fields).where(eq(projectCards.id, p.projectId));
-  }
+  await writeUpsertedCard(tx, projectCards, p.projectId, decision.kind, fields, now);
   return { decision };
 }
 

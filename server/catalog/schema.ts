@@ -7,13 +7,11 @@ export const catalog = pgSchema('catalog');
 export const CARD_STATUSES = ['Published', 'Hidden', 'Delisted'] as const;
 const cardStatusCheck = (col: unknown) => sql`${col} IN ('Published', 'Hidden', 'Delisted')`;
 
-export const projectCards = catalog.table('project_cards', {
-  id: uuid('id').primaryKey(), // = chessboard project id (stable for favorites/selections)
-  developerId: uuid('developer_id').notNull(),
-  name: text('name').notNull(),
-  city: text('city').notNull(),
-  status: text('status', { enum: CARD_STATUSES }).notNull(),
-  freeCount: integer('free_count').notNull().default(0),
+/**
+ * The columns by which a card follows its chessboard source, the same on project and object cards
+ * (card-projection.ts decides on them). A function: each table needs column builders of its own.
+ */
+const cardSourceColumns = () => ({
   sourceVersion: integer('source_version').notNull().default(0),
   /**
    * Source time of the last applied event (upsert updatedAt, statusChangedAt, or deletedAt on delisting).
@@ -23,6 +21,16 @@ export const projectCards = catalog.table('project_cards', {
   sourceUpdatedAt: timestamp('source_updated_at', { withTimezone: true, precision: 3 }),
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+});
+
+export const projectCards = catalog.table('project_cards', {
+  id: uuid('id').primaryKey(), // = chessboard project id (stable for favorites/selections)
+  developerId: uuid('developer_id').notNull(),
+  name: text('name').notNull(),
+  city: text('city').notNull(),
+  status: text('status', { enum: CARD_STATUSES }).notNull(),
+  freeCount: integer('free_count').notNull().default(0),
+  ...cardSourceColumns(),
 }, (t) => [
   check('ck_project_cards_status', cardStatusCheck(t.status)),
   // DelistedRetentionJob phase B scan
@@ -41,15 +49,7 @@ export const propertyObjectCards = catalog.table('property_object_cards', {
   price: numeric('price', { precision: 14, scale: 2, mode: 'number' }).notNull(),
   saleStatus: text('sale_status').notNull(),
   status: text('status', { enum: CARD_STATUSES }).notNull(),
-  sourceVersion: integer('source_version').notNull().default(0),
-  /**
-   * Source time of the last applied event (upsert updatedAt, statusChangedAt, or deletedAt on delisting).
-   * Delete events carry no version: this orders them against upserts (a restoring upsert that overtook
-   * its older delete wins; a delayed pre-delete upsert cannot resurrect a Delisted card).
-   */
-  sourceUpdatedAt: timestamp('source_updated_at', { withTimezone: true, precision: 3 }),
-  createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  ...cardSourceColumns(),
 }, (t) => [
   check('ck_property_object_cards_status', cardStatusCheck(t.status)),
   index('ix_property_object_cards_delisted_updated_at').on(t.updatedAt).where(sql`status = 'Delisted'`),

@@ -143,6 +143,7 @@ export const PROJECTED_OBJECT_STATUSES = ['Free', 'Reserved', 'Booked', 'Sold', 
  * `source_version` is the chessboard row version of the last applied upsert/status change (an older
  * or equal one is a no-op: events of one object travel on three topics); `deleted_at` is the time of
  * the last deletion — anything that happened at or before it is stale, even after a re-create.
+ * (Its columns resemble deals' only in shape — uuid, uuid, uuid, status enum —; nothing to share.)
  */
 export const crmPropertyObjects = crm.table(
   'property_objects',

@@ -19,6 +19,9 @@ const HOLDS_PER_CYCLE = 500;
  * tables. Exactly once per deadline: the hold row remembers the deadline it notified for (an
  * extension is a new deadline and may notify again), the notification's message id is derived from
  * (booking, deadline), and rows are locked with SKIP LOCKED so concurrent workers split them.
+ *
+ * The frame (summary interface, per-cycle limit, a JobDefinition whose run computes `at` from opts.now)
+ * is every job's, by platform/jobs/types; what repeats is that contract's shape, not logic to share.
  */
 export function createDeadlineSoonJob(opts: { now?: () => Date } = {}): JobDefinition {
   return {

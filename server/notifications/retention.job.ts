@@ -15,6 +15,9 @@ const BATCH = 2000;
  * user's row once that user read it; an audience row once one of its audience read it — ARCHITECTURE.md),
  * and the deadline projection of holds that ended before the cutoff. Unread notifications are kept.
  * Batches of 2000 rows, each its own statement, so a long backlog never holds long locks.
+ *
+ * The frame (summary interface, per-cycle limit, a JobDefinition whose run computes `at` from opts.now)
+ * is every job's, by platform/jobs/types; what repeats is that contract's shape, not logic to share.
  */
 export function createNotificationsRetentionJob(opts: { now?: () => Date } = {}): JobDefinition {
   return {

@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { uploadContract, type BookingRecord } from '../booking';
+import { runDocumentStep } from './document-step';
 import { assertRequisitesUsable, bookingCommandInput, requisitesInput, documentInput } from './input';
-import { lockBooking } from './locking';
-import { saveBooking } from './persistence';
-import { withIdempotency } from './idempotency';
-import { writeTimeline } from './timeline';
 import { type CommandContext } from './context';
 
 export const uploadContractInput = z.strictObject({
@@ -19,12 +16,8 @@ export type UploadContractInput = z.infer<typeof uploadContractInput>;
 
 /** Reserved → AwaitingPayment (paid program). Internal: a timeline row, no integration event (saga table). */
 export async function uploadContractCommand(tx: Tx, input: UploadContractInput, ctx: CommandContext): Promise<BookingRecord> {
-  return withIdempotency(tx, ctx, 'booking.uploadContract', input, async () => {
-    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
+  return runDocumentStep(tx, ctx, 'booking.uploadContract', input, async (booking) => {
     if (input.requisites) await assertRequisitesUsable(tx, booking.tenantId, input.requisites);
-    const transition = uploadContract(booking, input.document, ctx.now, input.requisites);
-    await saveBooking(tx, transition);
-    await writeTimeline(tx, ctx, transition, []);
-    return transition.booking;
+    return uploadContract(booking, input.document, ctx.now, input.requisites);
   });
 }

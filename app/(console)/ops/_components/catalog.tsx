@@ -8,6 +8,7 @@ import { useTRPC } from '@/app/_components/trpc';
 import { LineChart, SERIES_COLOURS } from './charts';
 import { Freshness, LIVE, RunStatusBadge, ShortId, useDuration } from './common';
 import { JobActions } from './jobs';
+import { OpsTable } from './ops-table';
 
 export function CatalogPage() {
   const t = useTranslations('ops.catalog');
@@ -88,42 +89,26 @@ export function CatalogPage() {
           </section>
           <section className="ops-section" aria-labelledby="retention-runs-title">
             <h3 id="retention-runs-title">{t('runsTitle')}</h3>
-            <div className="table-wrap" tabIndex={0}>
-              <table className="table ops-table" data-testid="retention-runs-table">
-                <caption className="sr-only">{t('runsTitle')}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t('started')}</th>
-                    <th scope="col">{tj('trigger.label')}</th>
-                    <th scope="col">{t('status')}</th>
-                    <th scope="col" className="num">{t('deletedObjects')}</th>
-                    <th scope="col" className="num">{t('deletedProjects')}</th>
-                    <th scope="col" className="num">{t('deletedOverrides')}</th>
-                    <th scope="col" className="num">{t('batchesCol')}</th>
-                    <th scope="col">{t('hasMore')}</th>
-                    <th scope="col" className="num">{t('duration')}</th>
-                    <th scope="col">{t('runId')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.runs.map((r) => (
-                    <tr key={r.runId} data-run-id={r.runId}>
-                      <td><Time value={r.startedAt} seconds /></td>
-                      <td className="small">{tj(`trigger.${r.trigger}`)}</td>
-                      <td><RunStatusBadge status={r.status} />{r.error ? <div className="small text-alert">{r.error}</div> : null}</td>
-                      <td className="num" data-testid="run-deleted-objects">{r.deletedPropertyObjectCards}</td>
-                      <td className="num" data-testid="run-deleted-projects">{r.deletedProjectCards}</td>
-                      <td className="num">{r.deletedOverrides}</td>
-                      <td className="num">{r.batchesProcessed}</td>
-                      <td>{r.hasMore ? <span className="text-alert">⚠ {t('yes')}</span> : t('no')}</td>
-                      <td className="num">{duration(r.durationMs)}</td>
-                      <td><ShortId id={r.runId} /></td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {d.runs.length === 0 ? <p className="empty-state">{t('noRuns')}</p> : null}
-            </div>
+            <OpsTable
+              testId="retention-runs-table"
+              caption={t('runsTitle')}
+              rows={d.runs}
+              rowKey={(r) => r.runId}
+              rowProps={(r) => ({ 'data-run-id': r.runId })}
+              empty={{ text: t('noRuns') }}
+              columns={[
+                { key: 'started', header: t('started'), cell: (r) => <Time value={r.startedAt} seconds /> },
+                { key: 'trigger', header: tj('trigger.label'), className: 'small', cell: (r) => tj(`trigger.${r.trigger}`) },
+                { key: 'status', header: t('status'), cell: (r) => <><RunStatusBadge status={r.status} />{r.error ? <div className="small text-alert">{r.error}</div> : null}</> },
+                { key: 'deletedObjects', header: t('deletedObjects'), headerClassName: 'num', className: 'num', cellProps: () => ({ 'data-testid': 'run-deleted-objects' }), cell: (r) => r.deletedPropertyObjectCards },
+                { key: 'deletedProjects', header: t('deletedProjects'), headerClassName: 'num', className: 'num', cellProps: () => ({ 'data-testid': 'run-deleted-projects' }), cell: (r) => r.deletedProjectCards },
+                { key: 'deletedOverrides', header: t('deletedOverrides'), headerClassName: 'num', className: 'num', cell: (r) => r.deletedOverrides },
+                { key: 'batches', header: t('batchesCol'), headerClassName: 'num', className: 'num', cell: (r) => r.batchesProcessed },
+                { key: 'hasMore', header: t('hasMore'), cell: (r) => (r.hasMore ? <span className="text-alert">⚠ {t('yes')}</span> : t('no')) },
+                { key: 'duration', header: t('duration'), headerClassName: 'num', className: 'num', cell: (r) => duration(r.durationMs) },
+                { key: 'runId', header: t('runId'), cell: (r) => <ShortId id={r.runId} /> },
+              ]}
+            />
           </section>
         </>
       )}

@@ -2,8 +2,7 @@
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import Link from 'next/link';
-import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { ConfirmDialog } from '@/app/_components/confirm-dialog';
 import { ErrorNotice } from '@/app/_components/error-notice';
 import { useFormat } from '@/app/_components/format';
@@ -13,10 +12,11 @@ import { SERIES_COLOURS, StackedBars } from './charts';
 import {
   BookingStatusBadge, dealHref, Freshness, LIVE, objectHref, ObjectStatusBadge, ShortId, useDuration, useInvalidateOps, useOpsAccess,
 } from './common';
+import { OpsTable } from './ops-table';
+import { useUrlFilters } from '@/app/_components/use-url-filters';
 
 type StuckInput = Exclude<RouterInputs['ops']['dashboard']['stuckHolds'], void | undefined>;
 type StuckRow = RouterOutputs['ops']['dashboard']['stuckHolds']['rows'][number];
-type SortKey = 'overdue' | 'number' | 'project' | 'tenant' | 'status' | 'timer';
 
 const RANGES = [24, 24 * 7, 24 * 30] as const;
 
@@ -24,22 +24,12 @@ export function HoldsPage() {
   const t = useTranslations('ops.holds');
   const to = useTranslations('ops');
   const trpc = useTRPC();
-  const router = useRouter();
-  const pathname = usePathname();
-  const params = useSearchParams();
+  const { params, setParams } = useUrlFilters();
   const duration = useDuration();
   const { canAct } = useOpsAccess();
   const [releasing, setReleasing] = useState<StuckRow | null>(null);
   const invalidate = useInvalidateOps();
 
-  const setParams = useCallback((patch: Record<string, string | null>) => {
-    const next = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null || v === '') next.delete(k);
-      else next.set(k, v);
-    }
-    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
-  }, [params, pathname, router]);
 
   const phase = (['all', 'inGrace', 'pastGrace'] as const).find((p) => p === params.get('phase')) ?? 'all';
   const status = (['Reserved', 'Booked'] as const).find((s) => s === params.get('status'));
@@ -58,16 +48,6 @@ export function HoldsPage() {
     onSuccess: () => { setReleasing(null); void invalidate(); },
   }));
 
-  const sortHeader = (key: SortKey, label: string) => {
-    const active = sort === key;
-    return (
-      <th scope="col" aria-sort={active ? (dir === 'asc' ? 'ascending' : 'descending') : 'none'}>
-        <button type="button" className="sort-button" onClick={() => setParams({ sort: key, dir: active && dir === 'desc' ? 'asc' : 'desc' })}>
-          {label} <span aria-hidden="true">{active ? (dir === 'asc' ? '▲' : '▼') : '↕'}</span>
-        </button>
-      </th>
-    );
-  };
   const chip = (key: string, value: string | null, current: string | undefined | null, label: string) => (
     <button key={`${key}-${value}`} type="button" className="chip" aria-pressed={(current ?? null) === value} onClick={() => setParams({ [key]: value })}>{label}</button>
   );
@@ -104,54 +84,45 @@ export function HoldsPage() {
         </label>
       </div>
       <ErrorNotice error={stuck.error} />
-      <div className="table-wrap" tabIndex={0}>
-        <table className="table ops-table" data-testid="stuck-holds-table">
-          <caption className="sr-only">{t('caption')}</caption>
-          <thead>
-            <tr>
-              {sortHeader('number', t('object'))}
-              {sortHeader('project', t('project'))}
-              {sortHeader('tenant', t('tenant'))}
-              {sortHeader('status', t('status'))}
-              {sortHeader('timer', t('timer'))}
-              {sortHeader('overdue', t('overdueBy'))}
-              <th scope="col">{t('holdDeal')}</th>
-              <th scope="col">{t('booking')}</th>
-              <th scope="col">{t('crmActive')}</th>
-              {canAct ? <th scope="col"><span className="sr-only">{t('actions')}</span></th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {stuck.data?.rows.map((r) => (
-              <tr key={r.propertyObjectId} data-object-id={r.propertyObjectId} className={r.pastGrace ? 'row-alert' : undefined}>
-                <td><Link href={objectHref(r) ?? '#'} className="strong">{r.number}</Link><div className="muted small">{r.buildingName}</div></td>
-                <td>{r.projectName}</td>
-                <td className="small">{r.tenantName ?? <ShortId id={r.tenantId} />}</td>
-                <td><ObjectStatusBadge status={r.status} /></td>
-                <td><Time value={r.timer} /></td>
-                <td className="num">
-                  <span className={r.pastGrace ? 'strong text-alert' : undefined}>{duration(r.overdueByMs)}</span>
-                  <div>{r.pastGrace
-                    ? <span className="badge severity-critical small"><span aria-hidden="true">✖ </span>{t('pastGrace')}</span>
-                    : <span className="badge severity-info small"><span aria-hidden="true">◷ </span>{t('inGrace')}</span>}</div>
-                </td>
-                <td><ShortId id={r.holdDealId} href={r.holdDealId ? dealHref(r.holdDealId) : undefined} /></td>
-                <td>{r.holdBooking ? <><Link href={`/bookings/${r.holdBooking.id}`}>{t('timeline')}</Link> <BookingStatusBadge status={r.holdBooking.status} /></> : <span className="muted">—</span>}</td>
-                <td>{r.crmActiveBooking
-                  ? <span>{t('yes')} · <BookingStatusBadge status={r.crmActiveBooking.status} />{r.crmActiveBooking.holdsThisDeal ? null : <div className="small text-alert">{t('otherDeal')}</div>}</span>
-                  : <span>{t('no')}</span>}</td>
-                {canAct ? (
-                  <td>
-                    <button type="button" className="btn btn-small btn-danger-outline" data-action="release" onClick={() => { release.reset(); setReleasing(r); }}>{t('release')}</button>
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {stuck.isPending ? <p className="muted">{to('loading')}</p> : null}
-        {stuck.data && stuck.data.rows.length === 0 ? <p className="empty-state" data-testid="stuck-holds-empty">{t('empty')}</p> : null}
-      </div>
+      <OpsTable
+        testId="stuck-holds-table"
+        caption={t('caption')}
+        rows={stuck.data?.rows}
+        rowKey={(r) => r.propertyObjectId}
+        rowProps={(r) => ({ 'data-object-id': r.propertyObjectId, className: r.pastGrace ? 'row-alert' : undefined })}
+        sort={{ key: sort, dir, onSort: (key, next) => setParams({ sort: key, dir: next }) }}
+        loading={stuck.isPending ? to('loading') : undefined}
+        empty={{ text: t('empty'), testId: 'stuck-holds-empty' }}
+        columns={[
+          { key: 'number', sortKey: 'number', header: t('object'), cell: (r) => <><Link href={objectHref(r) ?? '#'} className="strong">{r.number}</Link><div className="muted small">{r.buildingName}</div></> },
+          { key: 'project', sortKey: 'project', header: t('project'), cell: (r) => r.projectName },
+          { key: 'tenant', sortKey: 'tenant', header: t('tenant'), className: 'small', cell: (r) => r.tenantName ?? <ShortId id={r.tenantId} /> },
+          { key: 'status', sortKey: 'status', header: t('status'), cell: (r) => <ObjectStatusBadge status={r.status} /> },
+          { key: 'timer', sortKey: 'timer', header: t('timer'), cell: (r) => <Time value={r.timer} /> },
+          {
+            key: 'overdue', sortKey: 'overdue', header: t('overdueBy'), className: 'num', cell: (r) => (
+              <>
+                <span className={r.pastGrace ? 'strong text-alert' : undefined}>{duration(r.overdueByMs)}</span>
+                <div>{r.pastGrace
+                  ? <span className="badge severity-critical small"><span aria-hidden="true">✖ </span>{t('pastGrace')}</span>
+                  : <span className="badge severity-info small"><span aria-hidden="true">◷ </span>{t('inGrace')}</span>}</div>
+              </>
+            ),
+          },
+          { key: 'holdDeal', header: t('holdDeal'), cell: (r) => <ShortId id={r.holdDealId} href={r.holdDealId ? dealHref(r.holdDealId) : undefined} /> },
+          { key: 'booking', header: t('booking'), cell: (r) => (r.holdBooking ? <><Link href={`/bookings/${r.holdBooking.id}`}>{t('timeline')}</Link> <BookingStatusBadge status={r.holdBooking.status} /></> : <span className="muted">—</span>) },
+          {
+            key: 'crmActive', header: t('crmActive'), cell: (r) => (r.crmActiveBooking
+              ? <span>{t('yes')} · <BookingStatusBadge status={r.crmActiveBooking.status} />{r.crmActiveBooking.holdsThisDeal ? null : <div className="small text-alert">{t('otherDeal')}</div>}</span>
+              : <span>{t('no')}</span>),
+          },
+          canAct && {
+            key: 'actions', header: <span className="sr-only">{t('actions')}</span>, cell: (r) => (
+              <button type="button" className="btn btn-small btn-danger-outline" data-action="release" onClick={() => { release.reset(); setReleasing(r); }}>{t('release')}</button>
+            ),
+          },
+        ]}
+      />
       <ConfirmDialog
         open={releasing !== null}
         title={t('releaseTitle', { number: releasing?.number ?? '' })}
@@ -216,46 +187,34 @@ function LostReleases({ data, error, fetching, source, rangeHours, setParams }: 
           timeFormat={timeFormat}
         />
       ) : null}
-      <div className="table-wrap" tabIndex={0}>
-        <table className="table ops-table" data-testid="lost-releases-table">
-          <caption className="sr-only">{t('lostTitle')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('releasedAt')}</th>
-              <th scope="col">{t('object')}</th>
-              <th scope="col">{t('project')}</th>
-              <th scope="col">{t('tenant')}</th>
-              <th scope="col">{t('fromStatus')}</th>
-              <th scope="col">{t('expiredTimer')}</th>
-              <th scope="col">{t('overdueBy')}</th>
-              <th scope="col">{t('holdDeal')}</th>
-              <th scope="col">{t('sourceCol')}</th>
-              <th scope="col">{t('booking')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data?.rows.map((r) => (
-              <tr key={r.id} data-object-id={r.propertyObjectId}>
-                <td><Time value={r.releasedAt} seconds /></td>
-                <td>{r.number ? <Link href={objectHref(r) ?? '#'} className="strong">{r.number}</Link> : <ShortId id={r.propertyObjectId} />}</td>
-                <td>{r.projectName ?? '—'}</td>
-                <td className="small">{r.tenantName ?? <ShortId id={r.tenantId} />}</td>
-                <td><ObjectStatusBadge status={r.fromStatus} /></td>
-                <td><Time value={r.expiredTimerAt} /></td>
-                <td className="num">{duration(r.overdueByMs)}</td>
-                <td><ShortId id={r.holdDealId} href={r.holdDealId ? dealHref(r.holdDealId) : undefined} /></td>
-                <td className="small">
-                  {t(`sources.${r.statusSource === 'Manual' ? 'Manual' : 'ExpirationJob'}`)}
-                  {r.runId ? <div className="muted">{t('run')} <ShortId id={r.runId} /></div> : null}
-                  {r.reason ? <div className="muted" title={r.reason}>{r.reason.length > 40 ? `${r.reason.slice(0, 40)}…` : r.reason}</div> : null}
-                </td>
-                <td>{r.bookingId ? <Link href={`/bookings/${r.bookingId}`} data-testid="release-timeline-link">{t('timeline')}</Link> : <span className="muted">—</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {data && data.rows.length === 0 ? <p className="empty-state">{t('lostEmpty')}</p> : null}
-      </div>
+      <OpsTable
+        testId="lost-releases-table"
+        caption={t('lostTitle')}
+        rows={data?.rows}
+        rowKey={(r) => r.id}
+        rowProps={(r) => ({ 'data-object-id': r.propertyObjectId })}
+        empty={{ text: t('lostEmpty') }}
+        columns={[
+          { key: 'releasedAt', header: t('releasedAt'), cell: (r) => <Time value={r.releasedAt} seconds /> },
+          { key: 'object', header: t('object'), cell: (r) => (r.number ? <Link href={objectHref(r) ?? '#'} className="strong">{r.number}</Link> : <ShortId id={r.propertyObjectId} />) },
+          { key: 'project', header: t('project'), cell: (r) => r.projectName ?? '—' },
+          { key: 'tenant', header: t('tenant'), className: 'small', cell: (r) => r.tenantName ?? <ShortId id={r.tenantId} /> },
+          { key: 'fromStatus', header: t('fromStatus'), cell: (r) => <ObjectStatusBadge status={r.fromStatus} /> },
+          { key: 'expiredTimer', header: t('expiredTimer'), cell: (r) => <Time value={r.expiredTimerAt} /> },
+          { key: 'overdue', header: t('overdueBy'), className: 'num', cell: (r) => duration(r.overdueByMs) },
+          { key: 'holdDeal', header: t('holdDeal'), cell: (r) => <ShortId id={r.holdDealId} href={r.holdDealId ? dealHref(r.holdDealId) : undefined} /> },
+          {
+            key: 'source', header: t('sourceCol'), className: 'small', cell: (r) => (
+              <>
+                {t(`sources.${r.statusSource === 'Manual' ? 'Manual' : 'ExpirationJob'}`)}
+                {r.runId ? <div className="muted">{t('run')} <ShortId id={r.runId} /></div> : null}
+                {r.reason ? <div className="muted" title={r.reason}>{r.reason.length > 40 ? `${r.reason.slice(0, 40)}…` : r.reason}</div> : null}
+              </>
+            ),
+          },
+          { key: 'booking', header: t('booking'), cell: (r) => (r.bookingId ? <Link href={`/bookings/${r.bookingId}`} data-testid="release-timeline-link">{t('timeline')}</Link> : <span className="muted">—</span>) },
+        ]}
+      />
     </section>
   );
 }

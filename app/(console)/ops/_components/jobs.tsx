@@ -1,8 +1,7 @@
 'use client';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useLocale, useTranslations } from 'next-intl';
-import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { ConfirmDialog } from '@/app/_components/confirm-dialog';
 import { ErrorNotice } from '@/app/_components/error-notice';
 import { useFormat } from '@/app/_components/format';
@@ -11,6 +10,8 @@ import { Time } from '@/app/_components/time';
 import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
 import { BarsAndLine } from './charts';
 import { LIVE, RunStatusBadge, ShortId, useDuration, useInvalidateOps, useOpsAccess } from './common';
+import { OpsTable } from './ops-table';
+import { useUrlFilters } from '@/app/_components/use-url-filters';
 
 type JobRow = RouterOutputs['ops']['dashboard']['jobs'][number];
 type JobName = JobRow['name'];
@@ -109,68 +110,56 @@ export function JobsPage() {
   const t = useTranslations('ops.jobs');
   const to = useTranslations('ops');
   const trpc = useTRPC();
-  const router = useRouter();
-  const pathname = usePathname();
-  const params = useSearchParams();
+  const { params, setParams } = useUrlFilters();
   const duration = useDuration();
   const jobs = useQuery(trpc.ops.dashboard.jobs.queryOptions(undefined, LIVE));
-  const setParams = useCallback((patch: Record<string, string | null>) => {
-    const next = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null || v === '') next.delete(k);
-      else next.set(k, v);
-    }
-    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
-  }, [params, pathname, router]);
   const selected = (jobs.data?.find((j) => j.name === params.get('job'))?.name ?? jobs.data?.[0]?.name) as JobName | undefined;
 
   return (
     <div className="ops-page">
       <div className="ops-head"><h2>{t('title')}</h2></div>
       <ErrorNotice error={jobs.error} />
-      <div className="table-wrap" tabIndex={0}>
-        <table className="table ops-table" data-testid="jobs-table">
-          <caption className="sr-only">{t('title')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('job')}</th>
-              <th scope="col">{t('schedule')}</th>
-              <th scope="col">{t('nextRun')}</th>
-              <th scope="col">{t('state')}</th>
-              <th scope="col">{t('lastRun')}</th>
-              <th scope="col">{t('duration')}</th>
-              <th scope="col">{t('summary')}</th>
-              <th scope="col"><span className="sr-only">{t('actions')}</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {jobs.data?.map((j) => (
-              <tr key={j.name} data-job={j.name} aria-selected={selected === j.name} className={selected === j.name ? 'row-selected' : undefined}>
-                <th scope="row">
-                  <button type="button" className="link-button mono" onClick={() => setParams({ job: j.name })} aria-pressed={selected === j.name}>{j.name}</button>
-                  <div className="muted small ops-job-desc">{t(`describe.${j.name}`)}</div>
-                </th>
-                <td><ScheduleCell cron={j.cron} timezone={j.timezone} /></td>
-                <td>{j.paused ? <span className="muted">{t('pausedNoRun')}</span> : <Time value={j.nextRunAt} seconds />}</td>
-                <td>
-                  {j.paused
-                    ? <span className="badge run-paused" title={j.control?.reason ?? undefined}><span aria-hidden="true">‖ </span>{t('paused')}</span>
-                    : <span className="badge run-active"><span aria-hidden="true">▶ </span>{t('active')}</span>}
-                  {j.paused && j.control ? <div className="muted small">{j.control.changedByName ?? j.control.changedBy}{j.control.reason ? `: ${j.control.reason}` : ''}</div> : null}
-                </td>
-                <td>
-                  {j.lastRun ? <><RunStatusBadge status={j.lastRun.status} /> <Time value={j.lastRun.startedAt} seconds /><div className="muted small">{t(`trigger.${j.lastRun.trigger}`)}</div></> : <span className="muted">{t('never')}</span>}
-                  {j.lastRun?.error ? <div className="small text-alert" title={j.lastRun.error}>{j.lastRun.error.slice(0, 80)}</div> : null}
-                </td>
-                <td className="num">{duration(j.lastRun?.durationMs)}</td>
-                <td className="small">{j.lastRun ? <SummaryCounters summary={j.lastRun.summary} /> : null}</td>
-                <td><JobActions job={j.name} paused={j.paused} compact /></td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {jobs.isPending ? <p className="muted">{to('loading')}</p> : null}
-      </div>
+      <OpsTable
+        testId="jobs-table"
+        caption={t('title')}
+        rows={jobs.data}
+        rowKey={(j) => j.name}
+        rowProps={(j) => ({ 'data-job': j.name, 'aria-selected': selected === j.name, className: selected === j.name ? 'row-selected' : undefined })}
+        loading={jobs.isPending ? to('loading') : undefined}
+        columns={[
+          {
+            key: 'job', header: t('job'), rowHeader: 'row', cell: (j) => (
+              <>
+                <button type="button" className="link-button mono" onClick={() => setParams({ job: j.name })} aria-pressed={selected === j.name}>{j.name}</button>
+                <div className="muted small ops-job-desc">{t(`describe.${j.name}`)}</div>
+              </>
+            ),
+          },
+          { key: 'schedule', header: t('schedule'), cell: (j) => <ScheduleCell cron={j.cron} timezone={j.timezone} /> },
+          { key: 'nextRun', header: t('nextRun'), cell: (j) => (j.paused ? <span className="muted">{t('pausedNoRun')}</span> : <Time value={j.nextRunAt} seconds />) },
+          {
+            key: 'state', header: t('state'), cell: (j) => (
+              <>
+                {j.paused
+                  ? <span className="badge run-paused" title={j.control?.reason ?? undefined}><span aria-hidden="true">‖ </span>{t('paused')}</span>
+                  : <span className="badge run-active"><span aria-hidden="true">▶ </span>{t('active')}</span>}
+                {j.paused && j.control ? <div className="muted small">{j.control.changedByName ?? j.control.changedBy}{j.control.reason ? `: ${j.control.reason}` : ''}</div> : null}
+              </>
+            ),
+          },
+          {
+            key: 'lastRun', header: t('lastRun'), cell: (j) => (
+              <>
+                {j.lastRun ? <><RunStatusBadge status={j.lastRun.status} /> <Time value={j.lastRun.startedAt} seconds /><div className="muted small">{t(`trigger.${j.lastRun.trigger}`)}</div></> : <span className="muted">{t('never')}</span>}
+                {j.lastRun?.error ? <div className="small text-alert" title={j.lastRun.error}>{j.lastRun.error.slice(0, 80)}</div> : null}
+              </>
+            ),
+          },
+          { key: 'duration', header: t('duration'), className: 'num', cell: (j) => duration(j.lastRun?.durationMs) },
+          { key: 'summary', header: t('summary'), className: 'small', cell: (j) => (j.lastRun ? <SummaryCounters summary={j.lastRun.summary} /> : null) },
+          { key: 'actions', header: <span className="sr-only">{t('actions')}</span>, cell: (j) => <JobActions job={j.name} paused={j.paused} compact /> },
+        ]}
+      />
       {selected ? <JobHistory job={selected} params={params} setParams={setParams} /> : null}
     </div>
   );
@@ -214,38 +203,24 @@ function JobHistory({ job, params, setParams }: { job: JobName; params: URLSearc
           lineFormat={(v) => duration(v)}
         />
       ) : null}
-      <div className="table-wrap" tabIndex={0}>
-        <table className="table ops-table" data-testid="job-runs-table">
-          <caption className="sr-only">{t('historyOf', { job })}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('started')}</th>
-              <th scope="col">{t('trigger.label')}</th>
-              <th scope="col">{t('status')}</th>
-              <th scope="col">{t('duration')}</th>
-              <th scope="col">{t('items')}</th>
-              <th scope="col">{t('summary')}</th>
-              <th scope="col">{t('error')}</th>
-              <th scope="col">{t('runId')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r: RunRow) => (
-              <tr key={r.id} data-run-id={r.runId}>
-                <td><Time value={r.startedAt} seconds /></td>
-                <td className="small">{t(`trigger.${r.trigger}`)}</td>
-                <td><RunStatusBadge status={r.status} /></td>
-                <td className="num">{duration(r.durationMs)}</td>
-                <td className="num">{r.items ?? '—'}</td>
-                <td className="small"><SummaryCounters summary={r.summary} /></td>
-                <td className="small text-alert">{r.error}</td>
-                <td><ShortId id={r.runId} /></td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {runs.data && rows.length === 0 ? <p className="empty-state">{t('noRuns')}</p> : null}
-      </div>
+      <OpsTable
+        testId="job-runs-table"
+        caption={t('historyOf', { job })}
+        rows={runs.data ? rows : undefined}
+        rowKey={(r) => r.id}
+        rowProps={(r) => ({ 'data-run-id': r.runId })}
+        empty={{ text: t('noRuns') }}
+        columns={[
+          { key: 'started', header: t('started'), cell: (r: RunRow) => <Time value={r.startedAt} seconds /> },
+          { key: 'trigger', header: t('trigger.label'), className: 'small', cell: (r) => t(`trigger.${r.trigger}`) },
+          { key: 'status', header: t('status'), cell: (r) => <RunStatusBadge status={r.status} /> },
+          { key: 'duration', header: t('duration'), className: 'num', cell: (r) => duration(r.durationMs) },
+          { key: 'items', header: t('items'), className: 'num', cell: (r) => r.items ?? '—' },
+          { key: 'summary', header: t('summary'), className: 'small', cell: (r) => <SummaryCounters summary={r.summary} /> },
+          { key: 'error', header: t('error'), className: 'small text-alert', cell: (r) => r.error },
+          { key: 'runId', header: t('runId'), cell: (r) => <ShortId id={r.runId} /> },
+        ]}
+      />
     </section>
   );
 }

@@ -9,6 +9,7 @@ import { useFormat } from '@/app/_components/format';
 import { Time } from '@/app/_components/time';
 import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
 import { dealHref, Freshness, LIVE, objectHref, ShortId, useDuration, useInvalidateOps, useOpsAccess } from './common';
+import { OpsTable } from './ops-table';
 
 type DlqRow = RouterOutputs['ops']['dashboard']['dlqMessages']['rows'][number];
 
@@ -27,95 +28,67 @@ export function MessagingPage() {
         <Freshness asOf={d?.asOf} fetching={m.isFetching} />
       </div>
       <ErrorNotice error={m.error} />
-      <div className="table-wrap" tabIndex={0}>
-        <table className="table ops-table ops-table-auto" data-testid="outbox-table">
-          <caption className="sr-only">{t('outboxTitle')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('outbox')}</th>
-              <th scope="col" className="num">{t('pending')}</th>
-              <th scope="col">{t('oldestPending')}</th>
-              <th scope="col" className="num">{t('publishRate')}</th>
-              <th scope="col" className="num">{t('failing')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {d?.outboxes.map((o) => (
-              <tr key={o.outbox} className={o.pending > 1000 ? 'row-alert' : undefined}>
-                <th scope="row" className="mono">{o.outbox}.outbox</th>
-                <td className="num strong">{f.integer(o.pending)}{o.pending > 1000 ? <span className="text-alert"> ⚠ {t('overThreshold')}</span> : null}</td>
-                <td>{o.oldestPendingAgeMs === null ? <span className="muted">—</span> : <>{duration(o.oldestPendingAgeMs)} <span className="muted small">(<Time value={o.oldestPendingAt} seconds />)</span></>}</td>
-                <td className="num">{f.area(o.publishRatePerMin)} <span className="muted small">{t('perMin', { n: o.publishedLast5Min })}</span></td>
-                <td className="num">{o.failing > 0 ? <span className="text-alert strong">⚠ {o.failing}</span> : 0}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <OpsTable
+        testId="outbox-table"
+        caption={t('outboxTitle')}
+        auto
+        rows={d?.outboxes}
+        rowKey={(o) => o.outbox}
+        rowProps={(o) => ({ className: o.pending > 1000 ? 'row-alert' : undefined })}
+        columns={[
+          { key: 'outbox', header: t('outbox'), rowHeader: 'row', className: 'mono', cell: (o) => `${o.outbox}.outbox` },
+          { key: 'pending', header: t('pending'), headerClassName: 'num', className: 'num strong', cell: (o) => <>{f.integer(o.pending)}{o.pending > 1000 ? <span className="text-alert"> ⚠ {t('overThreshold')}</span> : null}</> },
+          { key: 'oldest', header: t('oldestPending'), cell: (o) => (o.oldestPendingAgeMs === null ? <span className="muted">—</span> : <>{duration(o.oldestPendingAgeMs)} <span className="muted small">(<Time value={o.oldestPendingAt} seconds />)</span></>) },
+          { key: 'rate', header: t('publishRate'), headerClassName: 'num', className: 'num', cell: (o) => <>{f.area(o.publishRatePerMin)} <span className="muted small">{t('perMin', { n: o.publishedLast5Min })}</span></> },
+          { key: 'failing', header: t('failing'), headerClassName: 'num', className: 'num', cell: (o) => (o.failing > 0 ? <span className="text-alert strong">⚠ {o.failing}</span> : 0) },
+        ]}
+      />
       {d && d.failing.length > 0 ? (
-        <div className="table-wrap" tabIndex={0}>
-          <table className="table ops-table" data-testid="failing-rows-table">
-            <caption className="ops-caption">{t('failingRows')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('outbox')}</th>
-                <th scope="col">{t('id')}</th>
-                <th scope="col">{t('topic')}</th>
-                <th scope="col">{t('key')}</th>
-                <th scope="col">{t('created')}</th>
-                <th scope="col" className="num">{t('attempts')}</th>
-                <th scope="col">{t('lastError')}</th>
-                <th scope="col">{t('nextAttempt')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.failing.map((r) => (
-                <tr key={`${r.outbox}-${r.id}`}>
-                  <td className="mono">{r.outbox}</td>
-                  <td className="mono">{r.id}<div><ShortId id={r.messageId} /></div></td>
-                  <td className="mono small">{r.topic}</td>
-                  <td><ShortId id={r.key} /></td>
-                  <td><Time value={r.createdAt} seconds /></td>
-                  <td className="num">{r.attempts}</td>
-                  <td className="small text-alert ops-wrap">{r.lastError}</td>
-                  <td><Time value={r.nextAttemptAt} seconds /></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <OpsTable
+          testId="failing-rows-table"
+          caption={t('failingRows')}
+          captionClassName="ops-caption"
+          rows={d.failing}
+          rowKey={(r) => `${r.outbox}-${r.id}`}
+          columns={[
+            { key: 'outbox', header: t('outbox'), className: 'mono', cell: (r) => r.outbox },
+            { key: 'id', header: t('id'), className: 'mono', cell: (r) => <>{r.id}<div><ShortId id={r.messageId} /></div></> },
+            { key: 'topic', header: t('topic'), className: 'mono small', cell: (r) => r.topic },
+            { key: 'key', header: t('key'), cell: (r) => <ShortId id={r.key} /> },
+            { key: 'created', header: t('created'), cell: (r) => <Time value={r.createdAt} seconds /> },
+            { key: 'attempts', header: t('attempts'), headerClassName: 'num', className: 'num', cell: (r) => r.attempts },
+            { key: 'lastError', header: t('lastError'), className: 'small text-alert ops-wrap', cell: (r) => r.lastError },
+            { key: 'nextAttempt', header: t('nextAttempt'), cell: (r) => <Time value={r.nextAttemptAt} seconds /> },
+          ]}
+        />
       ) : null}
 
       <section id="consumers" className="ops-section" aria-labelledby="consumers-title">
         <div className="ops-head"><h2 id="consumers-title">{t('consumersTitle')}</h2></div>
         {d?.kafkaError ? <p className="notice notice-error">{to('kafkaDown', { error: d.kafkaError })}</p> : null}
-        <div className="table-wrap" tabIndex={0}>
-          <table className="table ops-table ops-table-auto" data-testid="consumers-table">
-            <caption className="sr-only">{t('consumersTitle')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('group')}</th>
-                <th scope="col">{t('topic')}</th>
-                <th scope="col" className="num">{t('committed')}</th>
-                <th scope="col" className="num">{t('end')}</th>
-                <th scope="col" className="num">{t('lag')}</th>
-                <th scope="col">{t('behind')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d?.consumers?.flatMap((g) => g.topics.map((tp, i) => (
-                <tr key={`${g.group}-${tp.topic}`} className={tp.lag > 0 ? 'row-warn' : undefined}>
-                  {i === 0 ? <th scope="rowgroup" rowSpan={g.topics.length} className="mono small">{g.group}<div className="muted">{t('groupLag', { n: g.lag })}</div></th> : null}
-                  <td className="mono small">{tp.topic}</td>
-                  <td className="num" title={tp.partitions.map((p) => `p${p.partition}: ${p.committed ?? '—'}`).join(', ')}>{f.integer(tp.committed)}</td>
-                  <td className="num" title={tp.partitions.map((p) => `p${p.partition}: ${p.end}`).join(', ')}>{f.integer(tp.end)}</td>
-                  <td className="num strong">{f.integer(tp.lag)}</td>
-                  {i === 0 ? <td rowSpan={g.topics.length}>{g.lag > 0 && g.estimatedLagMs !== null ? <span className={g.estimatedLagMs > 5 * 60_000 ? 'text-alert strong' : undefined}>≈ {duration(g.estimatedLagMs)}</span> : <span className="muted">{t('caughtUp')}</span>}</td> : null}
-                </tr>
-              )))}
-            </tbody>
-          </table>
-        </div>
+        <OpsTable
+          testId="consumers-table"
+          caption={t('consumersTitle')}
+          auto
+          // one row a topic; the group's name and its time behind span the group's rows
+          rows={d?.consumers?.flatMap((g) => g.topics.map((tp, i) => ({ g, tp, first: i === 0 })))}
+          rowKey={({ g, tp }) => `${g.group}-${tp.topic}`}
+          rowProps={({ tp }) => ({ className: tp.lag > 0 ? 'row-warn' : undefined })}
+          columns={[
+            {
+              key: 'group', header: t('group'), rowHeader: 'rowgroup', className: 'mono small', rowSpan: ({ g, first }) => (first ? g.topics.length : 0),
+              cell: ({ g }) => <>{g.group}<div className="muted">{t('groupLag', { n: g.lag })}</div></>,
+            },
+            { key: 'topic', header: t('topic'), className: 'mono small', cell: ({ tp }) => tp.topic },
+            { key: 'committed', header: t('committed'), headerClassName: 'num', className: 'num', cellProps: ({ tp }) => ({ title: tp.partitions.map((p) => `p${p.partition}: ${p.committed ?? '—'}`).join(', ') }), cell: ({ tp }) => f.integer(tp.committed) },
+            { key: 'end', header: t('end'), headerClassName: 'num', className: 'num', cellProps: ({ tp }) => ({ title: tp.partitions.map((p) => `p${p.partition}: ${p.end}`).join(', ') }), cell: ({ tp }) => f.integer(tp.end) },
+            { key: 'lag', header: t('lag'), headerClassName: 'num', className: 'num strong', cell: ({ tp }) => f.integer(tp.lag) },
+            {
+              key: 'behind', header: t('behind'), rowSpan: ({ g, first }) => (first ? g.topics.length : 0),
+              cell: ({ g }) => (g.lag > 0 && g.estimatedLagMs !== null ? <span className={g.estimatedLagMs > 5 * 60_000 ? 'text-alert strong' : undefined}>≈ {duration(g.estimatedLagMs)}</span> : <span className="muted">{t('caughtUp')}</span>),
+            },
+          ]}
+        />
       </section>
 
       <DlqSection sizes={d?.dlq ?? null} />
@@ -182,83 +155,77 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
       ) : null}
       <ErrorNotice error={list.error} />
       {list.data?.syncError ? <p className="notice notice-warning small">{t('dlqSyncError', { error: list.data.syncError })}</p> : null}
-      <div className="table-wrap" tabIndex={0}>
-        <table className="table ops-table" data-testid="dlq-table">
-          <caption className="sr-only">{t('dlqTitle')}</caption>
-          <thead>
-            <tr>
-              {canAct ? (
-                <th scope="col" className="select-col">
-                  <input
-                    type="checkbox"
-                    aria-label={t('selectAll')}
-                    checked={selectable.length > 0 && chosen.length === selectable.length}
-                    disabled={selectable.length === 0}
-                    onChange={(e) => setSelected(e.target.checked ? new Set(selectable.map(keyOf)) : new Set())}
-                  />
-                </th>
-              ) : null}
-              <th scope="col">{t('seen')}</th>
-              <th scope="col">{t('group')}</th>
-              <th scope="col">{t('errorCode')}</th>
-              <th scope="col">{t('original')}</th>
-              <th scope="col">{t('message')}</th>
-              <th scope="col">{t('links')}</th>
-              <th scope="col">{canAct ? t('decision') : t('decisionState')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.rows.map((r) => (
-              <tr key={`${r.topic}-${r.partition}-${r.offset}`} data-dlq-offset={r.offset}>
-                {canAct ? (
-                  <td className="select-col">
-                    {r.decision ? null : <input type="checkbox" aria-label={t('selectOne', { group: r.consumerGroup, offset: r.offset })} checked={selected.has(keyOf(r))} onChange={() => toggle(r)} />}
-                  </td>
+      <OpsTable
+        testId="dlq-table"
+        caption={t('dlqTitle')}
+        rows={list.data?.rows}
+        rowKey={(r) => `${r.topic}-${r.partition}-${r.offset}`}
+        rowProps={(r) => ({ 'data-dlq-offset': r.offset })}
+        empty={{ text: t('dlqEmpty'), testId: 'dlq-empty' }}
+        columns={[
+          canAct && {
+            key: 'select',
+            headerClassName: 'select-col',
+            header: (
+              <input
+                type="checkbox"
+                aria-label={t('selectAll')}
+                checked={selectable.length > 0 && chosen.length === selectable.length}
+                disabled={selectable.length === 0}
+                onChange={(e) => setSelected(e.target.checked ? new Set(selectable.map(keyOf)) : new Set())}
+              />
+            ),
+            className: 'select-col',
+            cell: (r) => (r.decision ? null : <input type="checkbox" aria-label={t('selectOne', { group: r.consumerGroup, offset: r.offset })} checked={selected.has(keyOf(r))} onChange={() => toggle(r)} />),
+          },
+          {
+            key: 'seen', header: t('seen'), className: 'small', cell: (r) => (
+              <>
+                <div>{t('first')} <Time value={r.firstSeenAt} seconds /></div>
+                <div>{t('last')} <Time value={r.lastSeenAt} seconds /></div>
+                {r.occurrences > 1 ? <div className="text-alert">{t('occurrences', { n: r.occurrences })}</div> : null}
+              </>
+            ),
+          },
+          { key: 'group', header: t('group'), className: 'mono small', cell: (r) => <>{r.consumerGroup}<div className="muted">p{r.partition} @ {r.offset}</div></> },
+          { key: 'errorCode', header: t('errorCode'), cell: (r) => <><span className="badge severity-warning">{r.errorCode ?? '—'}</span><div className="small muted ops-wrap">{r.errorMessage}</div></> },
+          { key: 'original', header: t('original'), className: 'mono small ops-wrap', cell: (r) => <>{r.originalTopic}<div className="muted">p{r.originalPartition ?? '—'} @ {r.originalOffset ?? '—'}</div><div>{t('key')}: <ShortId id={r.key} /></div></> },
+          {
+            key: 'message', header: t('message'), className: 'small', cell: (r) => (
+              <>
+                <div>{t('messageId')}: <ShortId id={r.messageId} /></div>
+                {r.value ? (
+                  <details className="raw-json">
+                    <summary>{t('payload')}</summary>
+                    <pre>{pretty(r.value)}</pre>
+                  </details>
                 ) : null}
-                <td className="small">
-                  <div>{t('first')} <Time value={r.firstSeenAt} seconds /></div>
-                  <div>{t('last')} <Time value={r.lastSeenAt} seconds /></div>
-                  {r.occurrences > 1 ? <div className="text-alert">{t('occurrences', { n: r.occurrences })}</div> : null}
-                </td>
-                <td className="mono small">{r.consumerGroup}<div className="muted">p{r.partition} @ {r.offset}</div></td>
-                <td><span className="badge severity-warning">{r.errorCode ?? '—'}</span><div className="small muted ops-wrap">{r.errorMessage}</div></td>
-                <td className="mono small ops-wrap">{r.originalTopic}<div className="muted">p{r.originalPartition ?? '—'} @ {r.originalOffset ?? '—'}</div><div>{t('key')}: <ShortId id={r.key} /></div></td>
-                <td className="small">
-                  <div>{t('messageId')}: <ShortId id={r.messageId} /></div>
-                  {r.value ? (
-                    <details className="raw-json">
-                      <summary>{t('payload')}</summary>
-                      <pre>{pretty(r.value)}</pre>
-                    </details>
-                  ) : null}
-                </td>
-                <td className="small">
-                  {r.holdMismatch ? (
-                    <ul className="plain-list" data-testid="dlq-mismatch-links">
-                      <li>{t('object')}: {r.holdMismatch.objectNumber && objectHref(r.holdMismatch) ? <Link href={objectHref(r.holdMismatch)!} className="strong">{r.holdMismatch.objectNumber}</Link> : <ShortId id={r.holdMismatch.propertyObjectId} />} <span className="muted">({r.holdMismatch.objectStatus})</span></li>
-                      <li>{t('eventDeal')}: <ShortId id={r.holdMismatch.eventDealId} href={r.holdMismatch.eventDealId ? dealHref(r.holdMismatch.eventDealId) : undefined} /></li>
-                      <li>{t('holdDeal')}: <ShortId id={r.holdMismatch.holdDealId} href={r.holdMismatch.holdDealId ? dealHref(r.holdMismatch.holdDealId) : undefined} /></li>
-                      {r.holdMismatch.bookingId ? <li><Link href={`/bookings/${r.holdMismatch.bookingId}`}>{t('timeline')}</Link></li> : null}
-                      {r.holdMismatch.detail ? <li className="muted">{r.holdMismatch.detail}</li> : null}
-                    </ul>
-                  ) : r.aggregateId ? <span>{t('aggregate')}: <ShortId id={r.aggregateId} /></span> : <span className="muted">—</span>}
-                </td>
-                <td>
-                  {r.decision
-                    ? <span className="small"><span className="badge run-skipped">{t(`decided.${r.decision}`)}</span><div className="muted">{r.decisionReason}</div></span>
-                    : canAct ? (
-                      <span className="actions-inline">
-                        <button type="button" className="btn btn-small btn-primary" data-action="requeue" disabled={!r.originalTopic} onClick={() => { requeue.reset(); setActing({ row: r, action: 'requeue' }); }}>{t('requeue')}</button>
-                        <button type="button" className="btn btn-small btn-danger-outline" data-action="discard" onClick={() => { discard.reset(); setActing({ row: r, action: 'discard' }); }}>{t('discard')}</button>
-                      </span>
-                    ) : <span className="muted small">{t('undecided')}</span>}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.data && list.data.rows.length === 0 ? <p className="empty-state" data-testid="dlq-empty">{t('dlqEmpty')}</p> : null}
-      </div>
+              </>
+            ),
+          },
+          {
+            key: 'links', header: t('links'), className: 'small', cell: (r) => (r.holdMismatch ? (
+              <ul className="plain-list" data-testid="dlq-mismatch-links">
+                <li>{t('object')}: {r.holdMismatch.objectNumber && objectHref(r.holdMismatch) ? <Link href={objectHref(r.holdMismatch)!} className="strong">{r.holdMismatch.objectNumber}</Link> : <ShortId id={r.holdMismatch.propertyObjectId} />} <span className="muted">({r.holdMismatch.objectStatus})</span></li>
+                <li>{t('eventDeal')}: <ShortId id={r.holdMismatch.eventDealId} href={r.holdMismatch.eventDealId ? dealHref(r.holdMismatch.eventDealId) : undefined} /></li>
+                <li>{t('holdDeal')}: <ShortId id={r.holdMismatch.holdDealId} href={r.holdMismatch.holdDealId ? dealHref(r.holdMismatch.holdDealId) : undefined} /></li>
+                {r.holdMismatch.bookingId ? <li><Link href={`/bookings/${r.holdMismatch.bookingId}`}>{t('timeline')}</Link></li> : null}
+                {r.holdMismatch.detail ? <li className="muted">{r.holdMismatch.detail}</li> : null}
+              </ul>
+            ) : r.aggregateId ? <span>{t('aggregate')}: <ShortId id={r.aggregateId} /></span> : <span className="muted">—</span>),
+          },
+          {
+            key: 'decision', header: canAct ? t('decision') : t('decisionState'), cell: (r) => (r.decision
+              ? <span className="small"><span className="badge run-skipped">{t(`decided.${r.decision}`)}</span><div className="muted">{r.decisionReason}</div></span>
+              : canAct ? (
+                <span className="actions-inline">
+                  <button type="button" className="btn btn-small btn-primary" data-action="requeue" disabled={!r.originalTopic} onClick={() => { requeue.reset(); setActing({ row: r, action: 'requeue' }); }}>{t('requeue')}</button>
+                  <button type="button" className="btn btn-small btn-danger-outline" data-action="discard" onClick={() => { discard.reset(); setActing({ row: r, action: 'discard' }); }}>{t('discard')}</button>
+                </span>
+              ) : <span className="muted small">{t('undecided')}</span>),
+          },
+        ]}
+      />
       <ConfirmDialog
         open={acting !== null}
         title={acting?.action === 'requeue' ? t('requeueTitle') : t('discardTitle')}

@@ -10,6 +10,7 @@ import { useTRPC, type RouterOutputs } from '@/app/_components/trpc';
 import {
   BookingStatusBadge, dealHref, Freshness, LIVE, objectHref, ObjectStatusBadge, ShortId, useDuration, useInvalidateOps, useOpsAccess,
 } from './common';
+import { OpsTable } from './ops-table';
 
 type Row = RouterOutputs['ops']['dashboard']['reconciliation']['rows'][number];
 const KINDS = ['booking_not_held', 'hold_without_booking', 'timer_mismatch'] as const;
@@ -60,59 +61,61 @@ export function ReconciliationPage() {
           ))}
         </div>
       ) : <p className="muted">{to('loading')}</p>}
-      <div className="table-wrap" tabIndex={0}>
-        <table className="table ops-table" data-testid="reconciliation-table">
-          <caption className="sr-only">{t('title')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('kind')}</th>
-              <th scope="col">{t('object')}</th>
-              <th scope="col">{t('chessboard')}</th>
-              <th scope="col">{t('crm')}</th>
-              <th scope="col">{t('cause')}</th>
-              <th scope="col">{canAct ? t('repair') : t('repairs')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {d?.rows.map((r) => (
-              <tr key={`${r.kind}-${r.propertyObjectId}-${r.bookingId ?? ''}`} data-kind={r.kind} data-object-id={r.propertyObjectId}>
-                <td title={t(`kinds.${r.kind}.hint`)}><strong>{t(`kinds.${r.kind}.title`)}</strong></td>
-                <td>
-                  {r.objectNumber ? <Link href={objectHref(r) ?? '#'} className="strong">{r.objectNumber}</Link> : <ShortId id={r.propertyObjectId} />}
-                  <div className="small muted">{r.projectName ?? '—'} · {r.tenantName ?? ''}</div>
-                </td>
-                <td className="small">
-                  {r.objectStatus ? <ObjectStatusBadge status={r.objectStatus} /> : <span className="text-alert">{t('noObject')}</span>}
-                  {r.objectTimer ? <div><Time value={r.objectTimer} seconds /></div> : null}
-                  {r.holdDealId ? <div>{t('deal')} <ShortId id={r.holdDealId} href={dealHref(r.holdDealId)} /></div> : null}
-                </td>
-                <td className="small">
-                  {r.bookingId ? (
-                    <>
-                      <BookingStatusBadge status={r.bookingStatus ?? ''} /> <span className="muted">v{r.bookingVersion}</span>
-                      {r.bookingTimer ? <div><Time value={r.bookingTimer} seconds /></div> : null}
-                      <div>{t('deal')} <ShortId id={r.bookingDealId} href={r.bookingDealId ? dealHref(r.bookingDealId) : undefined} /> · <Link href={`/bookings/${r.bookingId}`}>{t('timeline')}</Link></div>
-                    </>
-                  ) : <span className="muted">{t('noBooking')}</span>}
-                  {r.timerDiffMs !== null ? <div className="text-alert">{t('diff', { diff: `${r.timerDiffMs > 0 ? '+' : '−'}${duration(Math.abs(r.timerDiffMs))}` })}</div> : null}
-                </td>
-                <td className="small"><strong>{t(`causes.${r.cause}.title`)}</strong><div className="muted">{t(`causes.${r.cause}.hint`)}</div></td>
-                <td>
-                  <span className="actions-inline">
-                    {r.repairs.map((a) => canAct ? (
-                      <button key={a} type="button" className={`btn btn-small ${a === 'manual_release' || a === 'cancel_booking' ? 'btn-danger-outline' : 'btn-primary'}`} data-action={a}
-                        onClick={() => { repair.reset(); repairDivergence.reset(); setDone(null); setActing({ row: r, action: a }); }}>
-                        {t(`actions.${a}`)}
-                      </button>
-                    ) : <span key={a} className="small muted">{t(`actions.${a}`)}</span>)}
-                  </span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {d && d.rows.length === 0 ? <p className="empty-state" data-testid="reconciliation-empty">{t('empty')}</p> : null}
-      </div>
+      <OpsTable
+        testId="reconciliation-table"
+        caption={t('title')}
+        rows={d?.rows}
+        rowKey={(r) => `${r.kind}-${r.propertyObjectId}-${r.bookingId ?? ''}`}
+        rowProps={(r) => ({ 'data-kind': r.kind, 'data-object-id': r.propertyObjectId })}
+        empty={{ text: t('empty'), testId: 'reconciliation-empty' }}
+        columns={[
+          { key: 'kind', header: t('kind'), cellProps: (r) => ({ title: t(`kinds.${r.kind}.hint`) }), cell: (r) => <strong>{t(`kinds.${r.kind}.title`)}</strong> },
+          {
+            key: 'object', header: t('object'), cell: (r) => (
+              <>
+                {r.objectNumber ? <Link href={objectHref(r) ?? '#'} className="strong">{r.objectNumber}</Link> : <ShortId id={r.propertyObjectId} />}
+                <div className="small muted">{r.projectName ?? '—'} · {r.tenantName ?? ''}</div>
+              </>
+            ),
+          },
+          {
+            key: 'chessboard', header: t('chessboard'), className: 'small', cell: (r) => (
+              <>
+                {r.objectStatus ? <ObjectStatusBadge status={r.objectStatus} /> : <span className="text-alert">{t('noObject')}</span>}
+                {r.objectTimer ? <div><Time value={r.objectTimer} seconds /></div> : null}
+                {r.holdDealId ? <div>{t('deal')} <ShortId id={r.holdDealId} href={dealHref(r.holdDealId)} /></div> : null}
+              </>
+            ),
+          },
+          {
+            key: 'crm', header: t('crm'), className: 'small', cell: (r) => (
+              <>
+                {r.bookingId ? (
+                  <>
+                    <BookingStatusBadge status={r.bookingStatus ?? ''} /> <span className="muted">v{r.bookingVersion}</span>
+                    {r.bookingTimer ? <div><Time value={r.bookingTimer} seconds /></div> : null}
+                    <div>{t('deal')} <ShortId id={r.bookingDealId} href={r.bookingDealId ? dealHref(r.bookingDealId) : undefined} /> · <Link href={`/bookings/${r.bookingId}`}>{t('timeline')}</Link></div>
+                  </>
+                ) : <span className="muted">{t('noBooking')}</span>}
+                {r.timerDiffMs !== null ? <div className="text-alert">{t('diff', { diff: `${r.timerDiffMs > 0 ? '+' : '−'}${duration(Math.abs(r.timerDiffMs))}` })}</div> : null}
+              </>
+            ),
+          },
+          { key: 'cause', header: t('cause'), className: 'small', cell: (r) => <><strong>{t(`causes.${r.cause}.title`)}</strong><div className="muted">{t(`causes.${r.cause}.hint`)}</div></> },
+          {
+            key: 'repair', header: canAct ? t('repair') : t('repairs'), cell: (r) => (
+              <span className="actions-inline">
+                {r.repairs.map((a) => canAct ? (
+                  <button key={a} type="button" className={`btn btn-small ${a === 'manual_release' || a === 'cancel_booking' ? 'btn-danger-outline' : 'btn-primary'}`} data-action={a}
+                    onClick={() => { repair.reset(); repairDivergence.reset(); setDone(null); setActing({ row: r, action: a }); }}>
+                    {t(`actions.${a}`)}
+                  </button>
+                ) : <span key={a} className="small muted">{t(`actions.${a}`)}</span>)}
+              </span>
+            ),
+          },
+        ]}
+      />
       <ConfirmDialog
         open={acting !== null}
         title={acting ? t(`actions.${acting.action}Title`, { number: acting.row.objectNumber ?? '' }) : ''}

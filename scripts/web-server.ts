@@ -37,21 +37,31 @@ const trpcThroughNext = process.env.WEB_TRPC_THROUGH_NEXT === '1';
 /** The cluster primary: forks the web processes, replaces one that dies, forwards SIGTERM/SIGINT. */
 function primary(): void {
   let stopping = false;
-  const fork = (index: number) => cluster.fork({ WEB_PROCESS_INDEX: String(index) }).on('exit', (code, signal) => {
-    if (stopping) return;
-    console.error(JSON.stringify({ level: 'error', msg: 'web: process died, starting another', index, code, signal }));
-    fork(index);
-  });
+  const fork = (index: number) => {
+    const started = Date.now();
+    cluster.fork({ WEB_PROCESS_INDEX: String(index) }).on('exit', (code, signal) => {
+      if (stopping) return;
+      // one that dies during its start-up (a port in use, a bad setting) would die again: give up instead of looping
+      if (Date.now() - started < 15_000) {
+        console.error(JSON.stringify({ level: 'error', msg: 'web: process died during start-up, stopping', index, code, signal }));
+        stop('SIGTERM', 1);
+        return;
+      }
+      console.error(JSON.stringify({ level: 'error', msg: 'web: process died, starting another', index, code, signal }));
+      fork(index);
+    });
+  };
   for (let i = 0; i < processes; i++) fork(i);
   console.log(`web: ${processes} processes (WEB_CONCURRENCY)`);
-  const stop = (signal: NodeJS.Signals) => {
+  function stop(signal: NodeJS.Signals, exitCode = 0): void {
+    if (stopping) return;
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(signal);
-    const done = () => { if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0); };
+    const done = () => { if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode); };
     cluster.on('exit', done);
     done();
-    setTimeout(() => process.exit(0), 7_000).unref();
-  };
+    setTimeout(() => process.exit(exitCode), 7_000).unref();
+  }
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }

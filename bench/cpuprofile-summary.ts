@@ -41,6 +41,7 @@ function sourceOf(f: CallFrame): string {
 export function componentOf(source: string, fn: string): string {
   const s = source.replace(/\\/g, '/');
   const pkg = s.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1];
+  if (pkg === 'src') return 'drizzle-orm'; // drizzle's source map names its sources src/…
   if (pkg) {
     if (pkg === 'next' || pkg.startsWith('@next/')) return s.includes('/compiled/') ? 'Next.js (compiled deps)' : 'Next.js';
     if (pkg.startsWith('@trpc/')) return 'tRPC';
@@ -58,6 +59,9 @@ export function componentOf(source: string, fn: string): string {
     return 'our command code';
   }
   if (/scripts\/web-server\.ts$/.test(s)) return 'our web server';
+  if (s === 'node:zlib') return 'compression (zlib)';
+  if (s === 'node:fs') return 'logging (pino → fs write)';
+  if (/async_hooks|async_context/.test(s)) return 'async context (AsyncLocalStorage hooks)';
   if (s.startsWith('node:internal/deps/undici') || s.includes('internal/deps/undici')) return 'node: undici (Request/Response/Headers)';
   if (/node:(internal\/)?(http|_http|net|stream|streams|webstreams)/.test(s) || /internal\/(http|streams|webstreams|net)/.test(s)) return 'node: http, net, streams';
   if (s.startsWith('node:') || s.startsWith('internal/')) return 'node: other';
@@ -98,10 +102,19 @@ function main(): void {
   const byComponent = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let busy = 0;
+  // a socket write is counted for whom it writes: PostgreSQL (postgres.js) or an HTTP client
+  const writer = (id: number): string | null => {
+    for (let up: number | undefined = id; up !== undefined; up = parent.get(up)) {
+      const u = byId.get(up)!.callFrame.url;
+      if (u.includes('node_modules/postgres/')) return 'socket writes to PostgreSQL';
+      if (u.includes('_http_outgoing') || u.includes('_http_server')) return 'socket writes to HTTP clients';
+    }
+    return null;
+  };
   for (const [id, us] of selfUs) {
     const { frame: f, native } = attributed(id);
     const source = sourceOf(f);
-    const component = componentOf(source, f.functionName);
+    const component = (source === 'node:internal/stream_base_commons' && writer(id)) || componentOf(source, f.functionName);
     if (component === '(idle)') continue;
     busy += us;
     byComponent.set(component, (byComponent.get(component) ?? 0) + us);
@@ -112,7 +125,6 @@ function main(): void {
   console.log(`${file}: ${(busy / 1e6).toFixed(2)} s busy over ${((p.endTime - p.startTime - fromUs) / 1e6).toFixed(1)} s${per !== 1 ? `; ms per unit (÷ ${per})` : ' (ms)'}`);
   console.log('\nby component');
   for (const [k, us] of [...byComponent].sort((a, b) => b[1] - a[1])) console.log(`  ${ms(us).padStart(9)}  ${((100 * us) / busy).toFixed(1).padStart(5)} %  ${k}`);
-  console.log(`\ntop ${top} functions (self)`);
   const bySource = new Map<string, number>();
   for (const [id, us] of selfUs) {
     const { frame } = attributed(id);

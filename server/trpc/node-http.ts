@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { contentSecurityPolicy } from '../../proxy';
+import { contentSecurityPolicy } from '../auth/content-security-policy';
 import { getServices } from '../platform/services';
 import { handleTrpcRequest } from './http-handler';
 

@@ -1,28 +1,10 @@
 import { NextResponse, type NextRequest } from 'next/server';
 
-/**
- * Content-Security-Policy with a fresh nonce per request (Next.js Proxy, formerly middleware). Next.js
- * reads the nonce from the request's CSP header while it renders and puts it on its own scripts (the
- * framework, the page's bundles, the inline flight data); `'strict-dynamic'` lets those load the
- * chunks they import. No inline script without the nonce runs: no `'unsafe-inline'` for scripts, and
- * `'unsafe-eval'` only outside production (React's dev tooling). Pages must be rendered per request to
- * carry the nonce: the root layout is dynamic (app/layout.tsx). The other security headers are static
- * (next.config.mjs).
- */
-export function contentSecurityPolicy(nonce: string, production: boolean): string {
-  return [
-    "default-src 'self'",
-    `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${production ? '' : " 'unsafe-eval'"}`,
-    // styles keep 'unsafe-inline': React's style attributes; scripts are what an injection would run
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "frame-ancestors 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-  ].join('; ');
-}
+import { contentSecurityPolicy } from './server/auth/content-security-policy';
+
+// the policy itself lives in server/auth/content-security-policy.ts: scripts/web-server.ts sets it on
+// the /api/trpc answers it serves without Next.js, and must not load next/server before Next starts
+export { contentSecurityPolicy };
 
 export function proxy(request: NextRequest): NextResponse {
   // 128 random bits, base64 (the nonce must be unguessable and differ on every request)

@@ -3,7 +3,16 @@
  * that every request carries its TCP peer's address in a header the client cannot set
  * (server/auth/client-ip.ts: `next start` shows route handlers no socket and keeps a client-sent
  * X-Forwarded-For). Usage: `tsx scripts/web-server.ts -p <port> -H <host>` (npm run web:start).
+ *
+ * /api/trpc/<procedure> is answered here without the Next.js request pipeline (server/trpc/node-http.ts:
+ * the route's own handler; issue #17 measured the pipeline at most of the web's CPU per command);
+ * WEB_TRPC_THROUGH_NEXT=1 sends it through Next.js like every other path (the bench compares both).
+ *
+ * WEB_CONCURRENCY=<n> (default 1) runs n web processes on the one port (node:cluster: the primary
+ * accepts, the workers answer; a worker that dies is replaced). Each process has its own metrics:
+ * worker k (0-based) serves WEB_METRICS_PORT + k.
  */
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
@@ -12,6 +21,7 @@ import next from 'next';
 import { markPeerAddressStamped, stampPeerAddress } from '../server/auth/client-ip';
 import { loadEnv } from '../server/platform/env';
 import { METRICS_PORT_HEADER, setMetricsPortSecret } from '../server/platform/web-metrics';
+import { isTrpcPath, serveTrpc } from '../server/trpc/node-http';
 
 const arg = (flag: string, def: string) => {
   const i = process.argv.indexOf(flag);
@@ -21,8 +31,44 @@ const port = Number(arg('-p', process.env.PORT ?? '3000'));
 const hostname = arg('-H', process.env.HOSTNAME ?? '127.0.0.1');
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+const processes = Math.max(1, Math.floor(Number(process.env.WEB_CONCURRENCY ?? '1')) || 1);
+const trpcThroughNext = process.env.WEB_TRPC_THROUGH_NEXT === '1';
+
+/** The cluster primary: forks the web processes, replaces one that dies, forwards SIGTERM/SIGINT. */
+function primary(): void {
+  let stopping = false;
+  const fork = (index: number) => {
+    const started = Date.now();
+    cluster.fork({ WEB_PROCESS_INDEX: String(index) }).on('exit', (code, signal) => {
+      if (stopping) return;
+      // one that dies during its start-up (a port in use, a bad setting) would die again: give up instead of looping
+      if (Date.now() - started < 15_000) {
+        console.error(JSON.stringify({ level: 'error', msg: 'web: process died during start-up, stopping', index, code, signal }));
+        stop('SIGTERM', 1);
+        return;
+      }
+      console.error(JSON.stringify({ level: 'error', msg: 'web: process died, starting another', index, code, signal }));
+      fork(index);
+    });
+  };
+  for (let i = 0; i < processes; i++) fork(i);
+  console.log(`web: ${processes} processes (WEB_CONCURRENCY)`);
+  function stop(signal: NodeJS.Signals, exitCode = 0): void {
+    if (stopping) return;
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(signal);
+    const done = () => { if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode); };
+    cluster.on('exit', done);
+    done();
+    setTimeout(() => process.exit(exitCode), 7_000).unref();
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
 async function main(): Promise<void> {
   markPeerAddressStamped();
+  const origin = `http://${hostname}:${port}`;
   const app = next({ dev: false, dir, hostname, port });
   await app.prepare();
   const handle = app.getRequestHandler();
@@ -34,13 +80,15 @@ async function main(): Promise<void> {
   const server = http.createServer((req, res) => {
     stampPeerAddress(req);
     delete req.headers[METRICS_PORT_HEADER];
-    handle(req, res).catch(failed(res));
+    if (!trpcThroughNext && isTrpcPath(req.url)) serveTrpc(req, res, origin).catch(failed(res));
+    else handle(req, res).catch(failed(res));
   });
   server.listen(port, hostname, () => console.log(`web listening on http://${hostname}:${port}`));
 
   // the web's /metrics on a port of its own (like the worker's), on 127.0.0.1 only: the /api/metrics
   // route, told by a secret header of this process that the request came through here
-  const metricsPort = loadEnv().WEB_METRICS_PORT;
+  const basePort = loadEnv().WEB_METRICS_PORT;
+  const metricsPort = basePort > 0 ? basePort + Number(process.env.WEB_PROCESS_INDEX ?? '0') : 0;
   const secret = randomBytes(32).toString('hex');
   setMetricsPortSecret(secret);
   const metrics = http.createServer((req, res) => {
@@ -60,7 +108,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-main().catch((e: unknown) => {
+if (processes > 1 && cluster.isPrimary) primary();
+else main().catch((e: unknown) => {
   console.error(e);
   process.exit(1);
 });

@@ -5,12 +5,13 @@ import { cpuWindow } from '../lib/cpu';
 import { rawClient } from '../lib/db';
 import { sampled, type Metric } from '../lib/report';
 import { restoreBookingState } from '../lib/stack-state';
-import { commandDealId, FREE_PROGRAM_A, md5Uuid } from '../lib/stack';
+import { commandDealId, FREE_PROGRAM_A, md5Uuid, type WebOptions } from '../lib/stack';
 import { median } from '../lib/stats';
 import { trpcClient, type BookingJson } from '../lib/trpc-http';
 
 /**
- * booking.create + booking.confirm over HTTP tRPC against `next start`, 32 concurrent clients (each:
+ * booking.create + booking.confirm over HTTP tRPC against the web (scripts/web-server.ts, in each of
+ * WEB_VARIANTS below), 32 concurrent clients (each:
  * create a booking on its own Application deal, then confirm it), signed in as pin_manager. The worker
  * is stopped during this case: what is measured is the command path (HTTP → tRPC → session → one
  * transaction with the booking, deal, timeline and outbox rows); the relay and consumers are the
@@ -128,28 +129,32 @@ function rawCommands(sql: postgres.Sql, userId: string) {
   };
 }
 
+/**
+ * How the web serves the commands: the default is what `npm start` runs (tRPC on our node:http adapter,
+ * one process); the others are measured in the same run to compare against (issue #17).
+ */
+const WEB_VARIANTS: { label: string; options: Partial<WebOptions> }[] = [
+  { label: 'node:http adapter, 1 web process', options: { processes: 1, trpcThroughNext: false } },
+  { label: 'Next.js route, 1 web process', options: { processes: 1, trpcThroughNext: true } },
+  { label: 'node:http adapter, 2 web processes (WEB_CONCURRENCY=2)', options: { processes: 2, trpcThroughNext: false } },
+];
+
 export const bookingCommandsCase: BenchCase = {
   name: 'booking-commands',
   title: 'booking.create + booking.confirm over HTTP tRPC, 32 clients',
   async run(ctx: BenchContext) {
     const { url, fixture } = await ctx.stack.database();
     await ctx.stack.stopWorker();
-    const base = await ctx.stack.startWeb();
     const cookie = await ctx.stack.signIn();
-    const api = trpcClient(base, cookie);
     const sql = rawClient(url);
     const pool = postgres(url, { max: 20, onnotice: () => {}, connection: { application_name: 'pin-bench-raw' } });
     const runs = Math.min(ctx.runs, 3);
     const bookings = fixture.commandDeals;
     const warmup = Math.min(500, Math.floor(bookings / 5));
+    const c = 'booking-commands';
     try {
       const [{ id: userId }] = await sql<{ id: string }[]>`SELECT id FROM auth.users WHERE email = 'pin-manager@pin.local'`;
       const raw = rawCommands(pool, userId);
-
-      const http = (i: number, record: (ms: number) => void) => (async () => {
-        const b = await timedCall(record, () => api.mutation<BookingJson>('booking.create', { dealId: commandDealId(i + 1), propertyObjectId: commandObjectId(i + 1), programId: FREE_PROGRAM_A }));
-        await timedCall(record, () => api.mutation<BookingJson>('booking.confirm', { bookingId: b.id, expectedVersion: b.version }));
-      })();
       const direct = (i: number, record: (ms: number) => void) => (async () => {
         const b = await timedCall(record, () => raw.create(commandDealId(i + 1), commandObjectId(i + 1)));
         await timedCall(record, () => raw.confirm(b.id, b.version));
@@ -159,48 +164,68 @@ export const bookingCommandsCase: BenchCase = {
           SELECT bench.uuid('bench:command-deal:' || i) FROM generate_series(1, ${bookings}) i)`;
         if (load.errors.length || n !== bookings) throw new Error(`${what}: ${n} of ${bookings} bookings Booked, ${load.errors.length} errors (${load.errors[0] ?? ''})`);
       };
+      const p99 = (l: number[]) => [...l].sort((a, b) => a - b)[Math.ceil(l.length * 0.99) - 1];
 
-      // warm-up on the first deals (JIT, connection pools, Next route compilation), then restore
-      await restoreBookingState(sql);
-      await runClients(warmup, 0, http);
+      // the raw baseline: warm-up, then the measured runs
       await restoreBookingState(sql);
       await runClients(warmup, 0, direct);
-
-      const httpRates: number[] = [];
       const rawRates: number[] = [];
-      const httpLat: number[] = [];
-      const cpuNotes: string[] = [];
       const rawLat: number[] = [];
       for (let r = 0; r < runs; r++) {
-        await restoreBookingState(sql);
-        const cpu = cpuWindow();
-        const h = await runClients(bookings, 0, http);
-        cpuNotes.push(cpu().summary);
-        await check('HTTP run', h);
-        httpRates.push(h.latencies.length / (h.wallMs / 1000));
-        httpLat.push(...h.latencies);
         await restoreBookingState(sql);
         const d = await runClients(bookings, 0, direct);
         await check('raw run', d);
         rawRates.push(d.latencies.length / (d.wallMs / 1000));
         rawLat.push(...d.latencies);
-        ctx.log(`booking-commands: run ${r + 1}/${runs}: HTTP ${Math.round(httpRates.at(-1)!)} cmd/s (p99 ${[...h.latencies].sort((a, b) => a - b)[Math.ceil(h.latencies.length * 0.99) - 1].toFixed(0)} ms), raw SQL ${Math.round(rawRates.at(-1)!)} cmd/s`);
+        ctx.log(`booking-commands: raw SQL run ${r + 1}/${runs}: ${Math.round(rawRates.at(-1)!)} cmd/s`);
+      }
+      const rawMedian = median(rawRates);
+
+      const metrics: Metric[] = [];
+      for (const [v, variant] of WEB_VARIANTS.entries()) {
+        const base = await ctx.stack.startWeb(variant.options);
+        const api = trpcClient(base, cookie);
+        const http = (i: number, record: (ms: number) => void) => (async () => {
+          const b = await timedCall(record, () => api.mutation<BookingJson>('booking.create', { dealId: commandDealId(i + 1), propertyObjectId: commandObjectId(i + 1), programId: FREE_PROGRAM_A }));
+          await timedCall(record, () => api.mutation<BookingJson>('booking.confirm', { bookingId: b.id, expectedVersion: b.version }));
+        })();
+        // warm-up on the first deals (JIT, connection pools, Next route compilation), then restore
+        await restoreBookingState(sql);
+        await runClients(warmup, 0, http);
+        const rates: number[] = [];
+        const lat: number[] = [];
+        const webMsPerCommand: number[] = [];
+        const cpuNotes: string[] = [];
+        for (let r = 0; r < runs; r++) {
+          await restoreBookingState(sql);
+          const window = cpuWindow();
+          const h = await runClients(bookings, 0, http);
+          const cpu = window();
+          cpuNotes.push(cpu.summary);
+          await check(`HTTP run (${variant.label})`, h);
+          rates.push(h.latencies.length / (h.wallMs / 1000));
+          lat.push(...h.latencies);
+          webMsPerCommand.push((1000 * (cpu.byGroup.web ?? 0)) / h.latencies.length);
+          ctx.log(`booking-commands: ${variant.label}: run ${r + 1}/${runs}: HTTP ${Math.round(rates.at(-1)!)} cmd/s (p99 ${p99(h.latencies).toFixed(0)} ms), web CPU ${webMsPerCommand.at(-1)!.toFixed(2)} ms/command`);
+        }
+        const suffix = v === 0 ? '' : ` — ${variant.label}`;
+        const main = v === 0;
+        metrics.push(sampled({ case: c, metric: `throughput, ${CLIENTS} clients (HTTP tRPC)${suffix}`, unit: 'cmd/s', ratio: median(rates) / rawMedian, ratioLabel: 'of raw SQL',
+          ...(main ? { budget: '≥ 300 cmd/s', pass: median(rates) >= 300 } : {}),
+          note: `${variant.label}; ${bookings * 2} commands per run (create + confirm of ${bookings} bookings); worker stopped; HTTP run 1: ${cpuNotes[0]}` }, rates));
+        const latency = sampled({ case: c, metric: `command latency (HTTP tRPC)${suffix}`, unit: 'ms', ...(main ? { budget: 'p99 ≤ 100 ms' } : {}) }, lat);
+        if (main) latency.pass = latency.stats!.p99 <= 100;
+        delete latency.samples; // tens of thousands of samples: the JSON keeps the summary only
+        metrics.push(latency);
+        metrics.push(sampled({ case: c, metric: `web CPU per command${suffix}`, unit: 'ms', ...(main ? { budget: '≤ 2.5 ms', pass: median(webMsPerCommand) <= 2.5 } : {}),
+          note: 'CPU seconds of the web process group (/proc) over the run ÷ commands' }, webMsPerCommand));
       }
       await restoreBookingState(sql);
-      const c = 'booking-commands';
-      const ratio = median(httpRates) / median(rawRates);
-      const lat = sampled({ case: c, metric: 'command latency (HTTP tRPC)', unit: 'ms', budget: 'p99 ≤ 100 ms' }, httpLat);
-      lat.pass = lat.stats!.p99 <= 100;
-      delete lat.samples; // tens of thousands of samples: the JSON keeps the summary only
+      await ctx.stack.startWeb(); // the other cases get the default web
+      metrics.push(sampled({ case: c, metric: `throughput, ${CLIENTS} clients (raw SQL, pool 20)`, unit: 'cmd/s' }, rawRates));
       const rawLatency = sampled({ case: c, metric: 'command latency (raw SQL)', unit: 'ms' }, rawLat);
       delete rawLatency.samples;
-      const metrics: Metric[] = [
-        sampled({ case: c, metric: `throughput, ${CLIENTS} clients (HTTP tRPC)`, unit: 'cmd/s', ratio, ratioLabel: 'of raw SQL', budget: '≥ 300 cmd/s',
-          pass: median(httpRates) >= 300, note: `${bookings * 2} commands per run (create + confirm of ${bookings} bookings); worker stopped; HTTP run 1: ${cpuNotes[0]}` }, httpRates),
-        lat,
-        sampled({ case: c, metric: `throughput, ${CLIENTS} clients (raw SQL, pool 20)`, unit: 'cmd/s' }, rawRates),
-        rawLatency,
-      ];
+      metrics.push(rawLatency);
       return metrics;
     } finally {
       await pool.end({ timeout: 5 });

@@ -50,6 +50,7 @@ function label(p: Proc, all: Map<number, Proc>): string {
   if (p.cmd.includes('kafka.Kafka')) return 'kafka';
   if (p.cmd.includes('ProducerPerformance')) return 'ProducerPerformance';
   if (/chrom/i.test(p.comm)) return 'chromium';
+  if (p.cmd.includes('web-server.ts')) return 'web';
   if (p.cmd.includes('worker.ts')) return 'worker';
   if (p.cmd.includes('agent.ts')) return 'job runner';
   if (p.comm.startsWith('next') || p.cmd.includes('next')) return 'web';

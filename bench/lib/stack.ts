@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type postgres from 'postgres';
-import { createTopics, DATA_DIR, REPO_ROOT } from '../../scripts/infra/index';
+import { createTopics, DATA_DIR } from '../../scripts/infra/index';
 import { freePort } from '../../scripts/infra/postgres';
 import { seed } from '../../scripts/seed';
 import { idFor } from '../../scripts/seed-data';
@@ -38,8 +38,15 @@ export function md5Uuid(text: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20)}`;
 }
 
+/** How the bench's web runs: WEB_CONCURRENCY processes; tRPC through our node:http adapter or through Next.js (scripts/web-server.ts). */
+export interface WebOptions {
+  processes: number;
+  trpcThroughNext: boolean;
+}
+const DEFAULT_WEB: WebOptions = { processes: 1, trpcThroughNext: false };
+
 /**
- * The web app (`next build` of a source snapshot if stale, then `next start`; see web-build.ts) and the worker (`tsx server/worker.ts`) of
+ * The web app (`next build` of a source snapshot if stale, then scripts/web-server.ts as `npm start` runs it; see web-build.ts) and the worker (`tsx server/worker.ts`) of
  * the HTTP cases, on one bench database seeded with the demo data plus the bench fixture, and their
  * own Kafka topic prefix. Started on first use; the worker can be stopped and started between cases.
  */
@@ -51,6 +58,7 @@ export class BenchStack {
   /** WEB_METRICS_TOKEN of the bench's web: cases read its /api/metrics with it */
   readonly metricsToken = randomBytes(24).toString('hex');
   private web?: Proc;
+  private webOptions?: WebOptions;
   private worker?: Proc;
   private workerPort = 0;
 
@@ -100,21 +108,30 @@ export class BenchStack {
     return { url, fixture };
   }
 
-  async startWeb(): Promise<string> {
-    if (this.baseUrl) return this.baseUrl;
+  /** The web, started (or restarted, on a new port) with `options`; the default is what `npm start` runs. */
+  async startWeb(options: Partial<WebOptions> = {}): Promise<string> {
+    const want = { ...DEFAULT_WEB, ...options };
+    if (this.baseUrl && this.webOptions && JSON.stringify(want) === JSON.stringify(this.webOptions)) return this.baseUrl;
+    await this.web?.stop();
+    this.baseUrl = undefined;
     await this.database();
     const dir = await buildWebSnapshot(this.env(), (l) => this.o.log(l), path.join(this.o.logDir, 'next-build.log'));
     const port = await freePort();
-    // BENCH_WEB_CPU_PROF=<dir>: V8 CPU profile of the web server (written when it stops)
-    const args = ['start', dir, '-p', String(port), '-H', '127.0.0.1'];
-    this.web = process.env.BENCH_WEB_CPU_PROF
-      ? startProcess('web', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WEB_CPU_PROF}`, path.join(REPO_ROOT, 'node_modules/next/dist/bin/next'), ...args],
-        this.env(), path.join(this.o.logDir, 'web.log'))
-      : startProcess('web', bin('next'), args, this.env(), path.join(this.o.logDir, 'web.log'));
+    const env = {
+      ...this.env(),
+      WEB_CONCURRENCY: String(want.processes),
+      WEB_TRPC_THROUGH_NEXT: want.trpcThroughNext ? '1' : '0',
+      WEB_METRICS_PORT: '0', // the cases read /api/metrics with WEB_METRICS_TOKEN; no fixed port shared with other stacks
+    };
+    // BENCH_WEB_CPU_PROF=<dir>: V8 CPU profiles of the web processes (written when they stop; one file per process)
+    const prof = process.env.BENCH_WEB_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WEB_CPU_PROF}`] : [];
+    this.web = startProcess('web', process.execPath, [...prof, '--import', 'tsx', path.join(dir, 'scripts/web-server.ts'), '-p', String(port), '-H', '127.0.0.1'],
+      env, path.join(this.o.logDir, 'web.log'));
     const baseUrl = `http://127.0.0.1:${port}`;
     await waitForHttp(`${baseUrl}/api/health`, 120_000, (l) => this.o.log(l));
     this.baseUrl = baseUrl;
-    this.o.log(`web (next start) ready on ${baseUrl}`);
+    this.webOptions = want;
+    this.o.log(`web ready on ${baseUrl} (${want.processes} process${want.processes > 1 ? 'es' : ''}, tRPC through ${want.trpcThroughNext ? 'Next.js' : 'node:http'})`);
     return baseUrl;
   }
 
@@ -139,7 +156,7 @@ export class BenchStack {
 
   /** auth.signIn over HTTP; returns the Cookie header value of the session. */
   async signIn(email = PIN_MANAGER): Promise<string> {
-    const base = await this.startWeb();
+    const base = this.baseUrl ?? await this.startWeb();
     const res = await fetch(`${base}/api/trpc/auth.signIn`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -155,6 +172,7 @@ export class BenchStack {
     await Promise.allSettled([this.worker?.stop(), this.web?.stop()]);
     this.worker = undefined;
     this.web = undefined;
+    this.webOptions = undefined;
     this.baseUrl = undefined;
   }
 }

@@ -11,7 +11,7 @@ import { bin, run } from '../../scripts/stack';
  * Next.js takes the repository as the workspace root and resolves packages from its node_modules.
  */
 export const WEB_DIR = path.join(DATA_DIR, 'bench-web');
-const COPIED = ['app', 'server', 'scripts', 'instrumentation.ts', 'next.config.mjs', 'package.json', 'tsconfig.json', 'next-env.d.ts'];
+const COPIED = ['app', 'server', 'scripts', 'instrumentation.ts', 'proxy.ts', 'next.config.mjs', 'package.json', 'tsconfig.json', 'next-env.d.ts'];
 
 function newestSource(): number {
   let newest = 0;

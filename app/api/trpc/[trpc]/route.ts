@@ -1,74 +1,8 @@
-import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { appRouter } from '@/server/trpc/root';
-import { correlationIdOf } from '@/server/platform/correlation-id';
-import { getServices } from '@/server/web-services';
-import { readCookie, resolveSession, SESSION_COOKIE } from '@/server/auth/session';
-import type { Context } from '@/server/trpc/context';
-import { observeTrpcRequest } from '@/server/trpc/http-metrics';
-import { databaseUnavailableError } from '@/server/trpc/init';
-import { isDatabaseUnavailable } from '@/server/platform/errors';
-import { isCrossOrigin } from '@/server/auth/same-origin';
-import { requestAddress } from '@/server/auth/client-ip';
-import { limitRequest } from '@/server/trpc/request-limits';
+import { handleTrpcRequest } from '@/server/trpc/http-handler';
 
+// scripts/web-server.ts answers /api/trpc/<procedure> itself (server/trpc/node-http.ts); this route is
+// what `next start` / `next dev` and the route tests call — the same handler
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
-/** the closed set of `procedure` label values (anything else is `unknown`) */
-const KNOWN_PROCEDURES: ReadonlySet<string> = new Set(Object.keys(appRouter._def.procedures));
-
-async function handler(req: Request): Promise<Response> {
-  const started = performance.now();
-  const response = await handle(req);
-  // answers carry user and tenant data: never stored by a browser or a shared cache
-  response.headers.set('cache-control', 'no-store');
-  observeTrpcRequest(req.url, response.status, (performance.now() - started) / 1000, KNOWN_PROCEDURES);
-  return response;
-}
-
-async function handle(original: Request): Promise<Response> {
-  const services = getServices();
-  const cookies: string[] = [];
-  // CSRF: a mutation must come from our own origin (SameSite=Lax already blocks cross-site POST cookies)
-  if (original.method === 'POST') {
-    if (isCrossOrigin(original)) {
-      return new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
-    }
-  }
-  // body and batch size before anything is parsed (API_MAX_BODY_BYTES, API_MAX_BATCH_CALLS)
-  const limited = await limitRequest(original, { maxBodyBytes: services.env.API_MAX_BODY_BYTES, maxBatchCalls: services.env.API_MAX_BATCH_CALLS });
-  if (!limited.ok) return limited.response;
-  const req = limited.req;
-  return fetchRequestHandler({
-    endpoint: '/api/trpc',
-    req,
-    router: appRouter,
-    maxBatchSize: services.env.API_MAX_BATCH_CALLS,
-    // the session lookup runs inside createContext so that its failure is answered in the tRPC error
-    // shape: an unreachable database is a 503 DATABASE_UNAVAILABLE, not an HTML 500 page
-    createContext: async ({ info }): Promise<Context> => ({
-      ...services,
-      ...(await sessionOf(services, req)),
-      correlationId: correlationIdOf(req.headers.get('x-correlation-id')),
-      setCookie: (c) => cookies.push(c),
-      ip: requestAddress(req.headers, services.env.TRUSTED_PROXY_HOPS),
-      batched: info.isBatchCall,
-    }),
-    responseMeta: () => (cookies.length ? { headers: new Headers(cookies.map((c) => ['set-cookie', c] as [string, string])) } : {}),
-    onError: ({ error, path }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ path, err: { message: error.message } }, 'trpc error');
-    },
-  });
-}
-
-async function sessionOf(services: ReturnType<typeof getServices>, req: Request): Promise<Pick<Context, 'actor' | 'sessionId'>> {
-  try {
-    const session = await resolveSession(services.database.db, readCookie(req.headers.get('cookie'), SESSION_COOKIE));
-    return { actor: session?.actor ?? null, sessionId: session?.sessionId ?? null };
-  } catch (e) {
-    if (isDatabaseUnavailable(e)) throw databaseUnavailableError(e);
-    throw e;
-  }
-}
-
-export { handler as GET, handler as POST };
+export { handleTrpcRequest as GET, handleTrpcRequest as POST };

@@ -4,6 +4,7 @@ import { correlationIdOf } from '../../platform/correlation-id';
 import { canSeeTenant, type Actor } from '../../auth/actor';
 import { AppError, ValidationError } from '../../platform/errors';
 import { recordAudit } from '../../ops/audit';
+import { lockPropertyObject } from '../property-object-persistence';
 
 /**
  * What every chessboard command gets besides its input, as crm's commands do: who (SYSTEM_ACTOR for the
@@ -67,3 +68,14 @@ export function assertVisible(actor: Actor, tenantId: string, err: AppError): vo
  * command, in the command's transaction.
  */
 export const writeAudit = (tx: Tx, e: Parameters<typeof recordAudit>[1]): Promise<void> => recordAudit(tx, e);
+
+/**
+ * The object a command acts on, locked (FOR UPDATE). A missing object, one of another tenant than
+ * `expectedTenantId` (when the command knows it), or one the actor may not see is the same NOT_FOUND.
+ */
+export async function lockVisiblePropertyObject(tx: Tx, actor: Actor, propertyObjectId: string, expectedTenantId?: string) {
+  const object = await lockPropertyObject(tx, propertyObjectId);
+  if (!object || (expectedTenantId !== undefined && object.tenantId !== expectedTenantId)) throw notFound('PROPERTY_OBJECT', propertyObjectId);
+  assertVisible(actor, object.tenantId, notFound('PROPERTY_OBJECT', propertyObjectId));
+  return object;
+}

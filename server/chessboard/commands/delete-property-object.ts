@@ -6,8 +6,8 @@ import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { isHeld, PROPERTY_OBJECT_ERRORS } from '../property-object';
 import { propertyObjects } from '../schema';
-import { assertVisible, notFound, parseInput, type CommandContext } from './command-support';
-import { lockPropertyObject, requestProjectAggregatesRecalc } from '../property-object-persistence';
+import { lockVisiblePropertyObject, parseInput, type CommandContext } from './command-support';
+import { requestProjectAggregatesRecalc } from '../property-object-persistence';
 
 export const deletePropertyObjectInput = z.object({ propertyObjectId: z.string() });
 export type DeletePropertyObjectInput = z.input<typeof deletePropertyObjectInput>;
@@ -31,9 +31,7 @@ export async function publishPropertyObjectDeleted(tx: Tx, o: { id: string; tena
 export async function deletePropertyObject(tx: Tx, given: DeletePropertyObjectInput, ctx: CommandContext) {
   const { correlationId, now: at } = ctx;
   const input = parseInput(deletePropertyObjectInput, given);
-  const object = await lockPropertyObject(tx, input.propertyObjectId);
-  if (!object) throw notFound('PROPERTY_OBJECT', input.propertyObjectId);
-  assertVisible(ctx.actor, object.tenantId, notFound('PROPERTY_OBJECT', input.propertyObjectId));
+  const object = await lockVisiblePropertyObject(tx, ctx.actor, input.propertyObjectId);
   if (isHeld(object.status)) {
     throw new AppError(PROPERTY_OBJECT_ERRORS.HELD, 'CONFLICT', `property object is ${object.status}: release the hold first`, { status: object.status, holdDealId: object.holdDealId });
   }

@@ -4,8 +4,8 @@ import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { book, PROPERTY_OBJECT_ERRORS, reserve, stateOf } from '../property-object';
 import { crmBookingVersions } from '../schema';
-import { assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext } from './command-support';
-import { lockPropertyObject, persistStatusTransition } from '../property-object-persistence';
+import { assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit, type CommandContext } from './command-support';
+import { persistStatusTransition } from '../property-object-persistence';
 
 /** crm's active booking as crm reports it (the caller asked crm; chessboard reads no crm table). */
 const crmActiveBooking = z.object({
@@ -37,9 +37,7 @@ export async function reholdForCrmBooking(tx: Tx, given: ReholdForCrmBookingInpu
   const input = parseInput(reholdForCrmBookingInput, given);
   const { reason } = input;
   const b = input.booking;
-  const object = await lockPropertyObject(tx, b.propertyObjectId);
-  if (!object || object.tenantId !== b.tenantId) throw notFound('PROPERTY_OBJECT', b.propertyObjectId);
-  assertVisible(ctx.actor, object.tenantId, notFound('PROPERTY_OBJECT', b.propertyObjectId));
+  const object = await lockVisiblePropertyObject(tx, ctx.actor, b.propertyObjectId, b.tenantId);
   if (object.status !== 'Free') {
     throw new AppError(PROPERTY_OBJECT_ERRORS.NOT_AVAILABLE, 'PRECONDITION_FAILED', `property object is ${object.status}; only a Free object can be held again`, { status: object.status });
   }

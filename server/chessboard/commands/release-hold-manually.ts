@@ -4,9 +4,9 @@ import { AppError } from '../../platform/errors';
 import { isHeld, PROPERTY_OBJECT_ERRORS, release, stateOf } from '../property-object';
 import { holdReleases } from '../schema';
 import {
-  assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext,
+  assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit, type CommandContext,
 } from './command-support';
-import { lockPropertyObject, persistStatusTransition, recordCrmBookingVersion } from '../property-object-persistence';
+import { persistStatusTransition, recordCrmBookingVersion } from '../property-object-persistence';
 
 export const releaseHoldManuallyInput = z.object({ propertyObjectId: z.string(), reason: reasonInput });
 export type ReleaseHoldManuallyInput = z.input<typeof releaseHoldManuallyInput>;
@@ -22,9 +22,7 @@ export async function releaseHoldManually(tx: Tx, given: ReleaseHoldManuallyInpu
   assertMayChangeStatusManually(ctx.actor);
   const input = parseInput(releaseHoldManuallyInput, given);
   const { reason } = input;
-  const object = await lockPropertyObject(tx, input.propertyObjectId);
-  if (!object) throw notFound('PROPERTY_OBJECT', input.propertyObjectId);
-  assertVisible(ctx.actor, object.tenantId, notFound('PROPERTY_OBJECT', input.propertyObjectId));
+  const object = await lockVisiblePropertyObject(tx, ctx.actor, input.propertyObjectId);
   if (!isHeld(object.status)) {
     throw new AppError(PROPERTY_OBJECT_ERRORS.NOT_HELD, 'PRECONDITION_FAILED', `property object is ${object.status}, not Reserved or Booked`, { status: object.status });
   }

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { setHidden, stateOf } from '../property-object';
 import {
-  assertMayChangeStatusManually, assertVisible, notFound, parseInput, reasonInput, writeAudit, type CommandContext,
+  assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit, type CommandContext,
 } from './command-support';
-import { lockPropertyObject, persistStatusTransition } from '../property-object-persistence';
+import { persistStatusTransition } from '../property-object-persistence';
 
 export const setPropertyObjectHiddenInput = z.object({ propertyObjectId: z.string(), hidden: z.boolean(), reason: reasonInput });
 export type SetPropertyObjectHiddenInput = z.input<typeof setPropertyObjectHiddenInput>;
@@ -18,9 +18,7 @@ export async function setPropertyObjectHidden(tx: Tx, given: SetPropertyObjectHi
   assertMayChangeStatusManually(ctx.actor);
   const input = parseInput(setPropertyObjectHiddenInput, given);
   const { reason } = input;
-  const object = await lockPropertyObject(tx, input.propertyObjectId);
-  if (!object) throw notFound('PROPERTY_OBJECT', input.propertyObjectId);
-  assertVisible(ctx.actor, object.tenantId, notFound('PROPERTY_OBJECT', input.propertyObjectId));
+  const object = await lockVisiblePropertyObject(tx, ctx.actor, input.propertyObjectId);
   if ((object.status === 'Hidden') === input.hidden) {
     return { propertyObjectId: object.id, changed: false, status: object.status, version: object.version, messageId: null };
   }

@@ -5,7 +5,7 @@ import { republishBookingEvent as republishCrmBookingEvent } from '../crm/comman
 import type { DbOrTx, Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { gauge } from '../platform/metrics';
-import { DIVERGENCE_AUDIT_ACTION, releaseHoldChecked, type CrmBookingChoice } from './booking-repairs';
+import { DIVERGENCE_AUDIT_ACTION } from './booking-repairs';
 import { recordAudit } from './audit';
 import type { TenantScope } from './dashboard/queries';
 
@@ -302,17 +302,6 @@ export async function republishBookingEvent(
     details: { topic, messageId, bookingVersion: b.version, bookingStatus: b.status, propertyObjectId: b.propertyObjectId, correlationId },
   });
   return { bookingId: b.id, topic, messageId, bookingVersion: b.version };
-}
-
-/**
- * Repair "manual release": the chessboard's own command (refused if the object is no longer held), with
- * the same crm check as every manual release (an active crm booking needs the operator's choice).
- */
-export async function releaseForReconciliation(
-  tx: Tx,
-  input: { propertyObjectId: string; actor: Actor; reason: string; crmBooking?: CrmBookingChoice; correlationId?: string; now?: Date },
-) {
-  return releaseHoldChecked(tx, input);
 }
 
 /**

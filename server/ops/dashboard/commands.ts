@@ -6,7 +6,8 @@ import { AppError } from '../../platform/errors';
 import { runJobCycle, setJobControl, type JobRunResult } from '../../platform/jobs/run-log';
 import type { JobName } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
-import { releaseHoldChecked, type CrmBookingChoice } from '../booking-repairs';
+import { cancelBookingInRepair, reholdBooking, releaseHoldChecked, type CrmBookingChoice } from '../booking-repairs';
+import { republishBookingEvent } from '../reconciliation';
 import { auditLog } from '../schema';
 import { opsKafka } from './kafka-admin';
 
@@ -75,15 +76,29 @@ export async function setJobPaused(
   return { job: input.job, paused: input.paused, changedAt: now };
 }
 
-/**
- * Runbook "manual release of a stuck hold": the chessboard's releaseHoldManually (status_source Manual;
- * status-changed event, status history, hold_releases and the audit record in one transaction), through
- * releaseHoldChecked: an active crm booking of the object needs the operator's choice (cancel it too, or
- * a recorded divergence). Refused with CHESSBOARD_PROPERTY_OBJECT_NOT_HELD when the object is no longer held.
- */
-export async function releaseStuckHold(
+/** A reconciliation finding's repair: repeat the booking's current event (crm), or release the hold (runbook, checked). */
+export async function repairReconciliation(
   tx: Tx,
-  input: { propertyObjectId: string; reason: string; crmBooking?: CrmBookingChoice; actor: Actor; correlationId?: string; now?: Date },
+  input: ({ action: 'republish'; bookingId: string } | { action: 'manual_release'; propertyObjectId: string; crmBooking?: CrmBookingChoice })
+    & { reason: string; actor: Actor; correlationId?: string },
 ) {
-  return releaseHoldChecked(tx, input);
+  const by = { reason: input.reason, actor: input.actor, correlationId: input.correlationId };
+  if (input.action === 'republish') {
+    return { action: input.action, ...(await republishBookingEvent(tx, { bookingId: input.bookingId, ...by })) };
+  }
+  return { action: input.action, ...(await releaseHoldChecked(tx, { propertyObjectId: input.propertyObjectId, crmBooking: input.crmBooking, ...by })) };
+}
+
+/** The two repairs of a divergence (object Free in chessboard, crm booking active): hold it again, or cancel the booking. */
+export async function repairDivergence(
+  tx: Tx,
+  input: { action: 'rehold' | 'cancel_booking'; bookingId: string; reason: string; actor: Actor; correlationId?: string },
+) {
+  const by = { bookingId: input.bookingId, reason: input.reason, actor: input.actor, correlationId: input.correlationId };
+  if (input.action === 'rehold') {
+    const r = await reholdBooking(tx, by);
+    return { action: input.action, bookingId: r.bookingId, propertyObjectId: r.propertyObjectId, objectStatus: r.toStatus, bookingStatus: null };
+  }
+  const r = await cancelBookingInRepair(tx, by);
+  return { action: input.action, bookingId: r.bookingId, propertyObjectId: r.propertyObjectId, objectStatus: null, bookingStatus: r.bookingStatus };
 }

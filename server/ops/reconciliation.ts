@@ -7,7 +7,7 @@ import { AppError } from '../platform/errors';
 import { gauge } from '../platform/metrics';
 import { DIVERGENCE_AUDIT_ACTION } from './booking-repairs';
 import { recordAudit } from './audit';
-import type { TenantScope } from './dashboard/queries';
+import type { TenantScope } from './dashboard/sql';
 
 /**
  * Reconciliation crm ↔ chessboard (crm-booking-saga "Timeout и Reconciliation", "Manual review"):

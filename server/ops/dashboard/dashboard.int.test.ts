@@ -5,10 +5,8 @@ import { createTestContext, type TestContext } from '../../testing/harness';
 import { closeOpsKafka } from './kafka-admin';
 import { readTrends } from './metric-samples';
 import { getOverview, SERIES } from './overview';
-import {
-  getLostReleaseCounts, getOutboxStats, getStuckHoldsSummary, holdReleaseHistogram, listFailingOutboxRows, listHoldReleases,
-  listStuckHolds,
-} from './queries';
+import { getLostReleaseCounts, getStuckHoldsSummary, holdReleaseHistogram, listHoldReleases, listStuckHolds } from './hold-queries';
+import { getOutboxStats, listFailingOutboxRows } from './messaging-queries';
 import {
   actorOf, auditRows, DAY, errorOf, HOUR, insertBooking, insertHoldRelease, insertJobRun, insertObject, insertOutboxRow, insertWorld,
   MIN, opsCaller, type World,

@@ -18,7 +18,7 @@ import type { ConsumerDefinition } from '../../platform/kafka/consumer-runner';
 import { recordAudit } from '../audit';
 import { dlqMessages } from '../schema';
 import { consumerGroups, dlqTopicOffsets, opsKafka, type PartitionOffsets } from './kafka-admin';
-import type { TenantScope } from './queries';
+import type { TenantScope } from './sql';
 
 /**
  * The dead-letter queues (`<group>.dlq`, one per consumer group). The dashboard reads them into

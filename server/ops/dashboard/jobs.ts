@@ -3,7 +3,7 @@ import { createJobs } from '../../jobs';
 import type { Env } from '../../platform/env';
 import { JOB_NAMES, type JobName } from '../../platform/jobs/types';
 import type { DbOrTx } from '../../platform/db';
-import { jobControls, lastJobRuns, type JobControlRow, type JobRunRow } from './queries';
+import { jobControls, lastJobRuns, type JobControlRow, type JobRunRow } from './job-queries';
 
 /**
  * What the Jobs page shows per job: its schedule and time zone (from the job's own

@@ -7,7 +7,7 @@ import { TOPICS, withPrefix } from '../../platform/kafka/topics';
 import { createTestContext, type TestContext } from '../../testing/harness';
 import { syncDlqMessages, toDlqRow } from './dlq';
 import { closeOpsKafka } from './kafka-admin';
-import { estimateConsumerTimeLag } from './queries';
+import { estimateConsumerTimeLag } from './messaging-queries';
 import { actorOf, auditRows, errorOf, insertOutboxRow, insertWorld, MIN, opsCaller } from './test-fixtures';
 
 let t: TestContext;

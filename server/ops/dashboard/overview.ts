@@ -8,11 +8,10 @@ import { evaluateAlerts, THRESHOLDS, type Alert } from './alerts';
 import { getDlqSizes, type DlqGroupSize } from './dlq';
 import { consumerGroups, consumerLag, dlqTopicOffsets, type GroupLag } from './kafka-admin';
 import { dailyClosingValues, readTrends, recordSamples, type Samples, type TrendPoint } from './metric-samples';
-import {
-  estimateConsumerTimeLag, getHoldMismatchCounts, getLostReleaseCounts, getOutboxStats, getStuckHoldsSummary, jobControls,
-  lastJobRuns, type HoldMismatchCounts, type JobRunRow, type LostReleaseCounts, type OutboxStats, type StuckHoldsSummary,
-  type TenantScope,
-} from './queries';
+import { getHoldMismatchCounts, getLostReleaseCounts, getStuckHoldsSummary, type HoldMismatchCounts, type LostReleaseCounts, type StuckHoldsSummary } from './hold-queries';
+import { jobControls, lastJobRuns, type JobRunRow } from './job-queries';
+import { estimateConsumerTimeLag, getOutboxStats, type OutboxStats } from './messaging-queries';
+import { type TenantScope } from './sql';
 
 /**
  * The overview: every tile's figure, the findings of the alert rules, and the sparkline history.

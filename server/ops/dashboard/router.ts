@@ -7,7 +7,8 @@ import { repairDivergence, repairReconciliation, runJobNow, setJobPaused } from 
 import { discardDlqMessage, discardDlqMessages, requeueDlqMessage, requeueDlqMessages } from './dlq';
 import { listJobs } from './jobs';
 import { getOverview } from './overview';
-import { JOB_RUN_STATUSES, listJobRuns, STUCK_HOLD_SORTS } from './queries';
+import { STUCK_HOLD_SORTS } from './hold-queries';
+import { JOB_RUN_STATUSES, listJobRuns } from './job-queries';
 import { catalogView, dlqView, holdReleasesView, messagingView, reconciliationView, stuckHoldsView } from './views';
 
 /**

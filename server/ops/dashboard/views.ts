@@ -7,10 +7,10 @@ import { getDlqSizes, listDlqMessages, syncDlqThrottled } from './dlq';
 import { consumerGroups, consumerLag } from './kafka-admin';
 import { readTrends } from './metric-samples';
 import { SERIES, type ConsumerGroupStatus } from './overview';
-import {
-  estimateConsumerTimeLag, getOutboxStats, holdReleaseHistogram, listFailingOutboxRows, listHoldReleases, listRetentionRuns,
-  listStuckHolds, OUTBOX_NAMES, retentionLockContention, type TenantScope,
-} from './queries';
+import { holdReleaseHistogram, listHoldReleases, listStuckHolds } from './hold-queries';
+import { listRetentionRuns, retentionLockContention } from './job-queries';
+import { estimateConsumerTimeLag, getOutboxStats, listFailingOutboxRows, OUTBOX_NAMES } from './messaging-queries';
+import { type TenantScope } from './sql';
 
 /**
  * What each ops dashboard tab reads, one function per tab (the ops router's procedures are one call each):

@@ -68,6 +68,8 @@ export async function getGrid(db: DbOrTx, actor: Actor, buildingId: string) {
     .where(and(eq(buildings.id, buildingId), scoped(actor, buildings.tenantId)));
   if (!building) throw notFound('building');
 
+  // each read names the columns its screen shows: getObject's history read has the same shape over other
+  // columns (the `duplicates` tool pairs them; a shared column list would fetch what one of them does not use)
   const cells = await db
     .select({
       id: propertyObjects.id,

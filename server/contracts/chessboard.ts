@@ -54,6 +54,7 @@ export const projectUpsertedPayload = z.object({
 });
 export const projectDeletedPayload = z.object({ projectId: z.uuid(), tenantId: z.uuid(), deletedAt: timestamp });
 
+// topic → envelope schema and topic → event type, the same maps as contracts/crm.ts for crm's topics (one per producer)
 export const chessboardContracts = {
   [TOPICS.propertyObjectStatusChanged]: envelopeSchema('PropertyObjectStatusChanged', propertyObjectStatusChangedPayload),
   [TOPICS.propertyObjectUpserted]: envelopeSchema('PropertyObjectUpserted', propertyObjectUpsertedPayload),

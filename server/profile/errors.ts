@@ -1,5 +1,6 @@
 import { domainErrors, type ErrorKind } from '../platform/errors';
 
+// the same shape as crm/errors.ts on purpose: each context owns its table of codes, domainErrors() builds both
 /** profile's domain errors. Messages and details carry ids only — never a requisite field's value. */
 export const PROFILE_ERRORS = {
   PROFILE_REQUISITE_SET_NOT_FOUND: 'NOT_FOUND',

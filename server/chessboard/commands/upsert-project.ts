@@ -17,6 +17,7 @@ export type UpsertProjectInput = z.input<typeof upsertProjectInput>;
 
 type ProjectRow = typeof projects.$inferSelect;
 
+/** One builder per event type: the envelope lines repeat in publishPropertyObjectUpserted by design (each payload is its own contract). */
 export async function publishProjectUpserted(tx: Tx, p: ProjectRow, correlationId: string): Promise<string> {
   return writeOutbox(tx, 'chessboard', {
     topic: TOPICS.projectUpserted,

@@ -1,5 +1,6 @@
 import http from 'node:http';
-import { createDatabase, isAbandonedSocketReset, isPostgresClosedConnectionWrite } from './platform/db';
+import { createDatabase } from './platform/db';
+import { installWorkerProcessGuards } from './platform/process-guards';
 import { loadEnv } from './platform/env';
 import { createLogger } from './platform/logger';
 import { startTracing } from './platform/tracing';
@@ -35,22 +36,7 @@ async function main(): Promise<void> {
   // (rather than kafkajs's "This server does not host this topic-partition" from a consumer later)
   await exitUnlessTopicsExist(env);
   const logger = createLogger('worker', { level: env.LOG_LEVEL });
-  // A PostgreSQL restart must not end the worker: postgres.js throws this one outside any promise when a
-  // transaction's connection dies (see isPostgresClosedConnectionWrite); the transaction already failed
-  // and is retried by its job / consumer, the pool reconnects. Any other uncaught exception still ends it.
-  process.on('uncaughtException', (e) => {
-    if (isPostgresClosedConnectionWrite(e)) {
-      logger.error({ err: { message: (e as Error).message } }, 'postgres.js wrote to a closed connection (database restart?); the transaction failed, the pool reconnects');
-      return;
-    }
-    if (isAbandonedSocketReset(e)) {
-      logger.error({ err: { message: (e as Error).message } }, 'a connection its owner had already dropped was reset (database restart?); nothing reads it, going on');
-      return;
-    }
-    logger.fatal({ err: { message: (e as Error)?.message, stack: (e as Error)?.stack } }, 'uncaught exception');
-    logger.flush();
-    process.exit(1);
-  });
+  installWorkerProcessGuards(logger);
   // OpenTelemetry traces (OTEL_TRACES_EXPORTER, off by default): job cycles, relay batches, consumers
   const tracing = await startTracing(env, 'pin-worker');
   const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker' });

@@ -4,8 +4,6 @@ import { OUTBOX_NAMES, type OutboxName } from '../../platform/outbox/write';
 import { withPrefix } from '../../platform/kafka/topics';
 import { num, toDate, ts } from './sql';
 
-export { OUTBOX_NAMES, type OutboxName };
-
 /** Ops read side: outboxes, consumers' lag in time, DLQ topic names. */
 
 /* ---------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import { readTrends } from './metric-samples';
 import { SERIES, type ConsumerGroupStatus } from './overview';
 import { holdReleaseHistogram, listHoldReleases, listStuckHolds } from './hold-queries';
 import { listRetentionRuns, retentionLockContention } from './job-queries';
-import { estimateConsumerTimeLag, getOutboxStats, listFailingOutboxRows, OUTBOX_NAMES } from './messaging-queries';
+import { OUTBOX_NAMES } from '../../platform/outbox/write';
+import { estimateConsumerTimeLag, getOutboxStats, listFailingOutboxRows } from './messaging-queries';
 import { type TenantScope } from './sql';
 
 /**

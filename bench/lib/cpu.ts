@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
+import { Worker } from 'node:worker_threads';
 
 /**
  * CPU time per process group over a window, from /proc/<pid>/stat: who used the machine's cores while a
@@ -10,8 +11,8 @@ import os from 'node:os';
  *
  * A process that ends inside the window is no longer in /proc at its end, so its CPU would be lost — and
  * counted as others' work. Two things keep it:
- * - every open window samples the process table about once a second and keeps the last seen CPU of each
- *   process, so a process that ends is counted up to its last sample (the only way for a backend of the
+ * - every open window samples the process table about once a second (in a worker thread) and keeps the
+ *   last seen CPU of each process, so a process that ends is counted up to its last sample (the only way for a backend of the
  *   shared PostgreSQL: its postmaster, not the bench, reaps it, and also reaps everyone else's);
  * - for a process the bench's own processes reap (a backend of the bench's embedded PostgreSQL, reaped by
  *   its postmaster; a stopped worker under tsx; chromium's renderers) the reaper's cutime + cstime grow by
@@ -35,61 +36,43 @@ const HZ = 100; // USER_HZ on Linux
 const SAMPLE_EVERY_MS = 1000;
 export const NOT_THE_BENCH = 'not the bench';
 
-function parseStat(pid: number, stat: string, cmd: string): Proc {
-  const close = stat.lastIndexOf(')');
-  const comm = stat.slice(stat.indexOf('(') + 1, close);
-  const f = stat.slice(close + 2).split(' ');
-  return { pid, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]), comm, cmd };
-}
-
 /**
- * The command line of a pid, re-read only while it can still change meaningfully: a process that exec'd
- * changes its comm; a PostgreSQL backend shows the postmaster's command line until it has read the startup
- * packet, then `postgres: user database host …` (the database stays; only the state at the end changes).
- * Reading every cmdline costs ~4× reading every stat.
+ * Reads every process's /proc/<pid>/stat (and its command line, re-read only while it can still change
+ * meaningfully: a process that exec'd changes its comm; a PostgreSQL backend shows the postmaster's command
+ * line until it has read the startup packet, then `postgres: user database host …`, whose database stays).
+ * Plain JavaScript in a string because it runs in two places: here at a window's edges, and in the sampler's
+ * worker thread (`eval: true`, no TypeScript loader there). Synchronous on purpose: ~7 ms of CPU for 160
+ * processes where the same reads through fs.promises cost ~28 ms.
  */
-const cmdCache = new Map<number, { comm: string; cmd: string }>();
-function cmdline(pid: number, comm: string): string {
-  const cached = cmdCache.get(pid);
-  if (cached && cached.comm === comm && !(comm === 'postgres' && !cached.cmd.startsWith('postgres: '))) return cached.cmd;
-  const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-  cmdCache.set(pid, { comm, cmd });
-  return cmd;
-}
-
-/** Every process now (synchronous: at a window's edges). */
-function readProcTable(): ProcTable {
-  const out: ProcTable = new Map();
-  const alive = new Set<number>();
+const READ_PROC_TABLE = `
+const cmdCache = new Map();
+function readProcTable(fs) {
+  const out = [];
+  const alive = new Set();
   for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+    if (!/^\\d+$/.test(entry)) continue;
     const pid = Number(entry);
     alive.add(pid);
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const p = parseStat(pid, stat, '');
-      p.cmd = cmdline(pid, p.comm);
-      out.set(pid, p);
+      const stat = fs.readFileSync('/proc/' + entry + '/stat', 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const f = stat.slice(close + 2).split(' ');
+      let c = cmdCache.get(pid);
+      if (!c || c.comm !== comm || (comm === 'postgres' && !c.cmd.startsWith('postgres: '))) {
+        c = { comm, cmd: fs.readFileSync('/proc/' + entry + '/cmdline', 'utf8').replace(/\\0/g, ' ') };
+        cmdCache.set(pid, c);
+      }
+      out.push({ pid, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]), comm, cmd: c.cmd });
     } catch { /* gone */ }
   }
   for (const pid of cmdCache.keys()) if (!alive.has(pid)) cmdCache.delete(pid);
   return out;
-}
+}`;
 
-/** The same, read asynchronously (the samples: the load generator's thread is not held for the ~5 ms a full read takes). */
-async function readProcTableAsync(): Promise<ProcTable> {
-  const out: ProcTable = new Map();
-  const entries = (await fs.promises.readdir('/proc')).filter((e) => /^\d+$/.test(e));
-  await Promise.all(entries.map(async (entry) => {
-    try {
-      const pid = Number(entry);
-      const p = parseStat(pid, await fs.promises.readFile(`/proc/${entry}/stat`, 'utf8'), '');
-      p.cmd = cmdline(pid, p.comm);
-      out.set(pid, p);
-    } catch { /* gone */ }
-  }));
-  return out;
-}
+const toTable = (procs: Proc[]): ProcTable => new Map(procs.map((p) => [p.pid, p]));
+const readProcs = new Function('fs', `${READ_PROC_TABLE}\nreturn () => readProcTable(fs);`)(fs) as () => Proc[];
+const readProcTable = (): ProcTable => toTable(readProcs());
 
 /** What a process is, seen from the bench whose pid is benchPid, in the table it was seen in. */
 export function label(p: Proc, all: ProcTable, benchPid: number): string {
@@ -208,20 +191,28 @@ export interface CpuUse {
 
 /** The open windows' sightings; one sampler serves all of them (the run's, the case's, a measurement's). */
 const openWindows = new Set<Map<number, Seen>>();
-let sampler: NodeJS.Timeout | undefined;
-let sampling = false;
+let sampler: Worker | undefined;
 
+/** A worker thread reads the table every SAMPLE_EVERY_MS: the load generator's event loop is not held by it. */
 function startSampling(): void {
   if (sampler) return;
-  sampler = setInterval(() => {
-    if (sampling) return;
-    sampling = true;
-    readProcTableAsync()
-      .then((table) => { for (const seen of openWindows) observe(seen, table, process.pid); })
-      .catch(() => { /* a sample missed: the edges and the reapers' totals still count */ })
-      .finally(() => { sampling = false; });
-  }, SAMPLE_EVERY_MS);
+  sampler = new Worker(`
+    const fs = require('node:fs');
+    const { parentPort } = require('node:worker_threads');
+    ${READ_PROC_TABLE}
+    setInterval(() => parentPort.postMessage(readProcTable(fs)), ${SAMPLE_EVERY_MS});`, { eval: true });
+  sampler.on('message', (procs: Proc[]) => {
+    const table = toTable(procs);
+    for (const seen of openWindows) observe(seen, table, process.pid);
+  });
+  sampler.on('error', () => { /* samples stop: the edges and the reapers' totals still count */ });
   sampler.unref();
+}
+
+function stopSampling(): void {
+  if (openWindows.size > 0 || !sampler) return;
+  void sampler.terminate();
+  sampler = undefined;
 }
 
 export function cpuWindow(): () => CpuUse {
@@ -235,7 +226,7 @@ export function cpuWindow(): () => CpuUse {
   return () => {
     const end = readProcTable();
     openWindows.delete(seen);
-    if (openWindows.size === 0 && sampler) { clearInterval(sampler); sampler = undefined; }
+    stopSampling();
     const machineBusyS = machineBusySeconds() - busy0;
     const wallS = (performance.now() - t0) / 1000;
     const byGroup = cpuByGroup(start, seen, end, process.pid);

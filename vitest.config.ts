@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
   test: {
-    include: ['server/**/*.test.ts', 'scripts/**/*.test.ts', 'app/**/*.test.ts'],
+    include: ['server/**/*.test.ts', 'scripts/**/*.test.ts', 'app/**/*.test.ts', 'bench/lib/**/*.test.ts'],
     exclude: ['**/node_modules/**', '.data/**', 'e2e/**', '**/*.faults.test.ts', '**/*.cluster.test.ts'],
     globalSetup: ['./server/testing/global-setup.ts'],
     pool: 'forks',

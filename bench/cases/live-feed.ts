@@ -1,5 +1,6 @@
 import type { BenchCase } from '../lib/context';
 import { cpuWindow } from '../lib/cpu';
+import { restoreBookingState } from '../lib/stack-state';
 import { rawClient } from '../lib/db';
 import { sampled, type Metric } from '../lib/report';
 import { md5Uuid, PIN_MANAGER } from '../lib/stack';
@@ -83,12 +84,15 @@ export const liveFeedCase: BenchCase = {
     const open: Client[] = [];
     const flipped = new Set<string>();
     try {
+      // the saga cases before this one leave buildings without Free objects: start from the saved state
+      await restoreBookingState(sql);
       const buildings = buildingIds();
       const [{ tenant_id: tenantId }] = await sql<{ tenant_id: string }[]>`SELECT tenant_id FROM chessboard.buildings WHERE id = ${buildings[0]!}`;
       // Free objects of each building, flipped Free ↔ Hidden (a status change the grid shows; no booking involved)
       const objects = new Map<string, string[]>();
       for (const b of buildings) {
         const rows = await sql<{ id: string }[]>`SELECT id FROM chessboard.property_objects WHERE building_id = ${b} AND status = 'Free' ORDER BY id LIMIT 200`;
+        if (rows.length === 0) throw new Error(`live-feed: building ${b} has no Free object to flip`);
         objects.set(b, rows.map((r) => r.id));
       }
       const cookies: string[] = [];

@@ -19,9 +19,12 @@ const processingDelay = gauge('pin_consumer_processing_delay_seconds', 'Age of t
 const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer'], { consumer: CONSUMER_GROUP_IDS });
 
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
-/** Within a long fetched batch, the applied offsets are committed at least this often. */
-const COMMIT_EVERY_MESSAGES = 100;
-const COMMIT_EVERY_MS = 1_000;
+/**
+ * Applied offsets are committed at most this often (one OffsetCommit in flight per consumer, carrying the
+ * latest applied offset of every partition that moved since the previous one). A crash redelivers at most
+ * this much applied work, which the inbox drops.
+ */
+export const OFFSET_COMMIT_INTERVAL_MS = 1_000;
 /** Partitions of a consumer group applied at the same time by one consumer (topics have 3 partitions). */
 export const PARTITIONS_CONSUMED_CONCURRENTLY = 3;
 
@@ -54,9 +57,71 @@ export interface ConsumerDefinition {
   handle(tx: Tx, message: ConsumedMessage, ctx: { logger: Logger; env: Env }): Promise<HandlerOutcome>;
 }
 
+type PartitionOffset = { topic: string; partition: number; offset: string };
+
+/**
+ * Commits applied offsets off the fetch path. kafkajs fetches again only once every batch of the previous
+ * fetch has returned from eachBatch, so an OffsetCommit awaited at the end of each batch put a broker round
+ * trip between one fetch and the next: every message that arrived meanwhile waited for it, and at the
+ * saga's load each consumed message cost one commit (7 per booking command across the worker's consumers).
+ * Here a batch only records its last applied offset; one commit at a time goes out, at most every
+ * `intervalMs`, with the newest offset of every partition recorded since the previous one (offsets of a
+ * partition only grow: its batches run one after another). `flush` sends what is recorded now (stop).
+ * A failed commit (a rebalance took the partition) is logged and dropped: the next owner redelivers from
+ * the last committed offset and its inbox drops what was applied here.
+ */
+export function offsetCommitter(commit: (offsets: PartitionOffset[]) => Promise<void>, intervalMs: number, onError: (e: unknown) => void) {
+  const recorded = new Map<string, PartitionOffset>();
+  let loop: Promise<void> | null = null;
+  let lastCommitAt = 0;
+  let wakeEarly: (() => void) | null = null;
+  let flushing = false;
+  const run = async () => {
+    while (recorded.size > 0) {
+      const wait = lastCommitAt + intervalMs - Date.now();
+      if (wait > 0 && !flushing) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          wakeEarly = () => { clearTimeout(timer); resolve(); };
+        });
+        wakeEarly = null;
+      }
+      const offsets = [...recorded.values()];
+      recorded.clear();
+      lastCommitAt = Date.now();
+      try {
+        await commit(offsets);
+      } catch (e) {
+        onError(e);
+      }
+    }
+  };
+  const start = () => {
+    loop ??= run().finally(() => { loop = null; if (recorded.size > 0) start(); });
+    return loop;
+  };
+  return {
+    /** `offset` of `topic`/`partition` was applied (its database transaction committed) */
+    applied(topic: string, partition: number, offset: string): void {
+      recorded.set(`${topic}:${partition}`, { topic, partition, offset: (BigInt(offset) + 1n).toString() });
+      void start();
+    },
+    /** commits what has been recorded, without waiting for the interval */
+    async flush(): Promise<void> {
+      flushing = true;
+      try {
+        wakeEarly?.();
+        while (loop || recorded.size > 0) await start();
+      } finally {
+        flushing = false;
+      }
+    },
+  };
+}
+
 export interface RunningConsumer {
   consumer: Consumer;
-  /** fetched batches being applied right now (from the first message to the offset commit) */
+  /** fetched batches being applied right now (from the first message to the last; offsets are committed apart, offsetCommitter) */
   batchesInFlight(): number;
   stop(): Promise<void>;
 }
@@ -237,6 +302,9 @@ export async function startConsumer(
       processingDelay.set({ consumer: def.name }, Math.max(0, (Date.now() - Number(message.timestamp)) / 1000));
     });
 
+  const committer = offsetCommitter((offsets) => consumer.commitOffsets(offsets), OFFSET_COMMIT_INTERVAL_MS,
+    (e) => log.warn({ err: { message: (e as Error).message } }, 'consumer offset commit failed; the next owner redelivers and its inbox drops the duplicates'));
+
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
@@ -245,9 +313,8 @@ export async function startConsumer(
     // latency-bound: ~15 sequential round trips per message capped it below 100 messages/s on the
     // bench machine and the saga's hop to the chessboard queued up for seconds (`npm run bench -- saga-latency`).
     partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
-    // Messages one by one in partition order; the offset is committed after them, once per fetched
-    // batch (and every COMMIT_EVERY_MESSAGES / COMMIT_EVERY_MS within a long one), not once per message:
-    // an OffsetCommit round trip per message was a large part of the consumer's time under a backlog.
+    // Messages one by one in partition order; their offsets are committed by `committer`, after their
+    // database commit, at most every OFFSET_COMMIT_INTERVAL_MS and never on the way to the next fetch.
     // A crash before the commit redelivers the applied messages; the inbox drops them (at-least-once).
     eachBatch: async (payload) => {
       batchesInFlight += 1;
@@ -261,33 +328,14 @@ export async function startConsumer(
 
   async function applyBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic: fullTopic, partition } = batch;
-    let applied: string | null = null;
-    let appliedSinceCommit = 0;
-    let lastCommitAt = Date.now();
-    const commitApplied = async () => {
-      if (applied === null) return;
-      const offset = (BigInt(applied) + 1n).toString();
-      applied = null;
-      appliedSinceCommit = 0;
-      lastCommitAt = Date.now();
-      await consumer.commitOffsets([{ topic: fullTopic, partition, offset }]);
-    };
-    try {
-      for (const message of batch.messages) {
-        if (!isRunning() || isStale()) break;
-        await processMessage(fullTopic, partition, message, heartbeat);
-        resolveOffset(message.offset);
-        applied = message.offset;
-        appliedSinceCommit += 1;
-        if (appliedSinceCommit >= COMMIT_EVERY_MESSAGES || Date.now() - lastCommitAt >= COMMIT_EVERY_MS) await commitApplied();
-        await heartbeat();
-      }
-    } catch (e) {
-      // what was applied before the failure is still committed (best effort: a rebalance may refuse it)
-      await commitApplied().catch(() => {});
-      throw e;
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale()) break;
+      await processMessage(fullTopic, partition, message, heartbeat);
+      resolveOffset(message.offset);
+      // committed by the committer (off this path); what was applied before a failure below is committed too
+      committer.applied(fullTopic, partition, message.offset);
+      await heartbeat();
     }
-    await commitApplied();
   }
 
   return {
@@ -295,6 +343,9 @@ export async function startConsumer(
     batchesInFlight: () => batchesInFlight,
     stop: async () => {
       stopping = true;
+      // what is applied so far is committed while the consumer is still a member (kafkajs drops commits once
+      // stopping); a message applied after this is redelivered to the next owner, whose inbox drops it
+      await committer.flush();
       await consumer.disconnect(); // waits for the message in hand
       await dlqProducer.disconnect().catch(() => {});
     },

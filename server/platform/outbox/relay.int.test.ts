@@ -80,6 +80,32 @@ describe('outbox relay', () => {
     expect(after.published_at).not.toBeNull();
   });
 
+  it('a short batch ends the drain: the outbox is not read again only to find it empty', async () => {
+    const key = randomUUID();
+    for (let v = 1; v <= 3; v++) {
+      await t.database.db.transaction((tx) => writeOutbox(tx, 'crm', { topic: TOPICS.bookingCreated, aggregateType: 'Booking', aggregateId: key, tenantId, correlationId: randomUUID(), payload: created(key, v) }));
+    }
+    // the relay's statements, counted: its reads of crm.outbox go through sql.unsafe
+    const reads: string[] = [];
+    const sql = new Proxy(t.database.sql, {
+      get(target, prop, receiver) {
+        if (prop !== 'unsafe') return Reflect.get(target, prop, receiver);
+        return (text: string, ...rest: unknown[]) => {
+          if (text.includes('FROM crm.outbox o')) reads.push(text);
+          return (target.unsafe as (...a: unknown[]) => unknown)(text, ...rest);
+        };
+      },
+    });
+    const job = createOutboxRelayJob();
+    const res = await runJobCycle(job, { database: { ...t.database, sql }, env: t.env, logger: t.logger, kafka: createKafka(t.env), signal: new AbortController().signal }, 'cli');
+    await job.close!();
+    expect((res.summary.Outboxes as Record<string, { published: number }>).crm.published).toBe(3);
+    // 3 rows < OUTBOX_RELAY_BATCH_SIZE: one read (a row committed after it comes with its own NOTIFY, which runs one more cycle)
+    expect(reads).toHaveLength(1);
+    const [{ n }] = await t.database.sql`SELECT count(*)::int AS n FROM crm.outbox WHERE key = ${key} AND published_at IS NULL`;
+    expect(n).toBe(0);
+  });
+
   it('only one relay instance per outbox publishes (advisory lock); the standby is skipped', async () => {
     const first = createOutboxRelayJob();
     const second = createOutboxRelayJob();

@@ -174,6 +174,11 @@ export class OutboxRelay {
       summary.published += rows.length;
       summary.batches += 1;
       log.debug({ count: rows.length, firstId: ids[0], lastId: ids[ids.length - 1] }, 'relay published');
+      // A short batch was everything due when it was read. A row committed since then sent its NOTIFY after
+      // its commit, and a wake-up during a cycle runs one more cycle after it (JobScheduler.wake; the cron
+      // tick covers a lost notification), so reading the outbox once more only to find it empty is a round
+      // trip per outbox per cycle saved — the relay runs a cycle per burst of commits (issue #17, saga-capacity).
+      if (rows.length < this.deps.env.OUTBOX_RELAY_BATCH_SIZE) break;
     }
     if (Date.now() - this.lastPrune > 60_000) {
       this.lastPrune = Date.now();

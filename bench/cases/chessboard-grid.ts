@@ -73,12 +73,22 @@ export const chessboardGridCase: BenchCase = {
     const firstByteMs: number[] = [];
     const lastByteMs: number[] = [];
     const domContentLoadedMs: number[] = [];
+    const nodes: number[] = [];
+    const gridElementsPerCell: number[] = [];
+    const scriptMs: number[] = [];
+    const styleMs: number[] = [];
+    const layoutMs: number[] = [];
+    const taskMs: number[] = [];
     try {
       const context = await browser.newContext({ viewport: { width: 1600, height: 1000 }, locale: 'ru-RU', timezoneId: 'Europe/Moscow' });
       await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }]);
       const target = `${base}/chessboard?project=${fixture.gridProjectId}&building=${fixture.gridBuildingId}`;
       const load = async () => {
         const page = await context.newPage();
+        // Chromium's own counters for the load (cumulative for this page's renderer): where the main
+        // thread's time went (script, style recalculation, layout) and how many DOM nodes the page has
+        const cdp = await context.newCDPSession(page);
+        await cdp.send('Performance.enable');
         try {
           await page.goto(target, { waitUntil: 'commit' });
           // one poll per frame records when each condition first held: the cells are in the DOM, and the
@@ -93,16 +103,31 @@ export const chessboardGridCase: BenchCase = {
           const { ready, interactive } = (await handle.jsonValue()) as { ready: number; interactive: number };
           const nav = await page.evaluate(() => {
             const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-            return { firstByte: n.responseStart, lastByte: n.responseEnd, domContentLoaded: n.domContentLoadedEventEnd };
+            return {
+              firstByte: n.responseStart, lastByte: n.responseEnd, domContentLoaded: n.domContentLoadedEventEnd,
+              gridElements: document.querySelectorAll('.chess-grid *').length,
+            };
           });
-          return { ready, interactive, ...nav };
+          const { metrics } = await cdp.send('Performance.getMetrics');
+          const m = (name: string) => metrics.find((x) => x.name === name)?.value ?? NaN;
+          const chrome = {
+            nodes: m('Nodes'), scriptMs: m('ScriptDuration') * 1000, styleMs: m('RecalcStyleDuration') * 1000,
+            layoutMs: m('LayoutDuration') * 1000, taskMs: m('TaskDuration') * 1000,
+          };
+          return { ready, interactive, ...nav, ...chrome };
         } finally {
           await page.close();
         }
       };
       for (let i = 0; i < 2; i++) await load(); // warm-up: server route compiled into memory, browser cache primed
       for (let i = 0; i < loads; i++) {
-        const { ready, interactive, firstByte, lastByte, domContentLoaded } = await load();
+        const { ready, interactive, firstByte, lastByte, domContentLoaded, ...chrome } = await load();
+        nodes.push(chrome.nodes);
+        gridElementsPerCell.push(chrome.gridElements / 1000);
+        scriptMs.push(chrome.scriptMs);
+        styleMs.push(chrome.styleMs);
+        layoutMs.push(chrome.layoutMs);
+        taskMs.push(chrome.taskMs);
         pageMs.push(ready);
         interactiveMs.push(interactive);
         firstByteMs.push(firstByte);
@@ -125,6 +150,12 @@ export const chessboardGridCase: BenchCase = {
       sampled({ case: c, metric: 'page: DOMContentLoaded', unit: 'ms', note: 'navigation start → domContentLoadedEventEnd (the scripts ran)' }, domContentLoadedMs),
       sampled({ case: c, metric: 'page interactive (grid hydrated)', unit: 'ms',
         note: 'navigation start → the grid element carries data-hydrated (keys and clicks are handled)' }, interactiveMs),
+      sampled({ case: c, metric: 'page: DOM nodes', unit: 'nodes', note: 'Chromium Performance.getMetrics Nodes once ready and interactive' }, nodes),
+      sampled({ case: c, metric: 'page: grid elements per cell', unit: 'elements', note: 'elements inside .chess-grid / 1,000' }, gridElementsPerCell),
+      sampled({ case: c, metric: 'page: main thread, script', unit: 'ms', note: 'Performance.getMetrics ScriptDuration up to ready and interactive' }, scriptMs),
+      sampled({ case: c, metric: 'page: main thread, style recalculation', unit: 'ms', note: 'RecalcStyleDuration' }, styleMs),
+      sampled({ case: c, metric: 'page: main thread, layout', unit: 'ms', note: 'LayoutDuration' }, layoutMs),
+      sampled({ case: c, metric: 'page: main thread, all tasks', unit: 'ms', note: 'TaskDuration' }, taskMs),
     ];
     return metrics;
   },

@@ -19,7 +19,9 @@ export const Countdown = memo(function Countdown({ until, deadline, compact = fa
   const t = useTranslations('countdown');
   const locale = useLocale();
   const f = useFormat();
-  if (now === 0) return <span className="countdown" aria-hidden="true">&nbsp;</span>;
+  // compact: a chessboard cell's timer — hidden from assistive tech (the cell's name carries the
+  // deadline) and one text node, the overdue marker included (1,000 cells on a board)
+  if (now === 0) return <span className={compact ? 'countdown cell-timer' : 'countdown'} aria-hidden="true">&nbsp;</span>;
   const left = until.getTime() - now;
   const overdue = left < 0;
   const time = durationWords(left, locale === 'en' ? 'en' : 'ru');
@@ -28,6 +30,14 @@ export const Countdown = memo(function Countdown({ until, deadline, compact = fa
     : deadline
       ? t(overdue ? `${deadline}Overdue` : `${deadline}Left`, { time })
       : t(overdue ? 'overdueBy' : 'left', { time });
+  if (compact) {
+    return (
+      <span className={`countdown cell-timer${overdue ? ' countdown-overdue' : ''}`} aria-hidden="true" data-overdue={overdue ? 'true' : undefined}
+        data-remaining-ms={Math.round(left)} title={`${f.dateTime(until)} · ${f.utc(until)}`}>
+        {overdue ? `⚠ ${text}` : text}
+      </span>
+    );
+  }
   return (
     <span
       className={`countdown${overdue ? ' countdown-overdue' : ''}`}

@@ -95,9 +95,22 @@ test('whole building: 25 floors × 4 sections × 10 units fit 1366×768 without 
   expect(fit).toEqual({ boxScroll: { w: 0, h: 0 }, page: { w: 0, h: 0 }, outside: 0, unreadable: 0, detail: [], numberFont: fit.numberFont });
   expect(fit.numberFont).toBeGreaterThanOrEqual(10);
 
+  // the status marker's short text is its ::after (the cell has few elements): drawn beside the glyph in
+  // the comfortable mode only — the marker box is as wide as the glyph here, and wider there
+  const markerExtra = () => page.evaluate(() => {
+    const glyph = document.querySelector<HTMLElement>('.cell .glyph')!;
+    const text = document.createRange();
+    text.selectNodeContents(glyph);
+    return { extra: glyph.getBoundingClientRect().width - text.getBoundingClientRect().width, short: glyph.dataset.short };
+  });
+  expect((await markerExtra()).extra).toBeLessThan(1);
+
   // the comfortable mode of the same building needs scrolling (the mode is what makes it fit)
   await page.getByTestId('density-comfortable').click();
   await expect(page).not.toHaveURL(/density=/);
+  const comfortable = await markerExtra();
+  expect(comfortable.short).toBeTruthy();
+  expect(comfortable.extra).toBeGreaterThan(10);
   expect(await page.evaluate(() => { const b = document.querySelector('.grid-scroll')!; return b.scrollHeight > b.clientHeight; })).toBe(true);
 });
 

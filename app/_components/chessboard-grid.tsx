@@ -130,7 +130,10 @@ const Cell = memo(function Cell({
 }: { cell: GridCell; colIndex: number; focused: boolean; dimmed: boolean; selected: boolean; strings: CellStrings; f: Format; pricePerM2: boolean }) {
   const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
   // the accessible name is the sr-only sentence; the visible bits are aria-hidden so the name and the
-  // content never disagree (axe label-content-name-mismatch flagged every cell with an aria-label)
+  // content never disagree (axe label-content-name-mismatch flagged every cell with an aria-label).
+  // Few elements per cell, each one text node (a board has 1,000 cells; the browser's style and
+  // layout of its elements was most of the page's load): the cell is a CSS grid of number, status
+  // marker (the short status text is the marker's ::after), rooms · area, price and the timer.
   return (
     <div
       role="gridcell"
@@ -144,24 +147,15 @@ const Cell = memo(function Cell({
       className={`cell status-${cell.status}${dimmed ? ' cell-dimmed' : ''}${selected ? ' cell-selected' : ''}`}
     >
       <span className="sr-only">{strings.aria(cell)}</span>
-      <div className="cell-top" aria-hidden="true">
-        <span className="cell-number">{cell.number}</span>
-        <span className="cell-status">
-          <span className="glyph">{STATUS_GLYPH[cell.status]}</span>
-          <span className="cell-status-text">{strings.statusShort[cell.status]}</span>
-        </span>
-      </div>
-      <div className="cell-meta" aria-hidden="true">
-        {cell.rooms === 0 ? strings.studio : strings.roomsShort(cell.rooms)} · {f.area(cell.area)} {strings.m2}
-      </div>
-      <div className="cell-price" aria-hidden="true" data-price-per-m2={pricePerM2 ? 'true' : undefined}>
+      <span className="cell-number" aria-hidden="true">{cell.number}</span>
+      <span className="glyph" aria-hidden="true" data-short={strings.statusShort[cell.status]}>{STATUS_GLYPH[cell.status]}</span>
+      <span className="cell-meta" aria-hidden="true">
+        {`${cell.rooms === 0 ? strings.studio : strings.roomsShort(cell.rooms)} · ${f.area(cell.area)} ${strings.m2}`}
+      </span>
+      <span className="cell-price" aria-hidden="true" data-price-per-m2={pricePerM2 ? 'true' : undefined}>
         {pricePerM2 ? `${f.compactMoney(Math.round(cell.price / cell.area))} ₽/${strings.m2}` : `${f.compactMoney(cell.price)} ₽`}
-      </div>
-      {until ? (
-        <div className="cell-timer" aria-hidden="true">
-          <Countdown until={until} compact />
-        </div>
-      ) : null}
+      </span>
+      {until ? <Countdown until={until} compact /> : null}
     </div>
   );
 });

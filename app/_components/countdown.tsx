@@ -1,5 +1,5 @@
 'use client';
-import { memo } from 'react';
+import { memo, useMemo } from 'react';
 import { useLocale, useTranslations } from 'next-intl';
 import { useNow } from './clock';
 import { durationWords } from './duration-words';
@@ -19,7 +19,11 @@ export const Countdown = memo(function Countdown({ until, deadline, compact = fa
   const t = useTranslations('countdown');
   const locale = useLocale();
   const f = useFormat();
-  if (now === 0) return <span className="countdown" aria-hidden="true">&nbsp;</span>;
+  // the deadline does not move with the clock: its two date formats are not redone on every tick
+  const title = useMemo(() => `${f.dateTime(until)} · ${f.utc(until)}`, [f, until]);
+  // compact: a chessboard cell's timer — hidden from assistive tech (the cell's name carries the
+  // deadline) and one text node, the overdue marker included (1,000 cells on a board)
+  if (now === 0) return <span className={compact ? 'countdown cell-timer' : 'countdown'} aria-hidden="true">&nbsp;</span>;
   const left = until.getTime() - now;
   const overdue = left < 0;
   const time = durationWords(left, locale === 'en' ? 'en' : 'ru');
@@ -28,13 +32,21 @@ export const Countdown = memo(function Countdown({ until, deadline, compact = fa
     : deadline
       ? t(overdue ? `${deadline}Overdue` : `${deadline}Left`, { time })
       : t(overdue ? 'overdueBy' : 'left', { time });
+  if (compact) {
+    return (
+      <span className={`countdown cell-timer${overdue ? ' countdown-overdue' : ''}`} aria-hidden="true" data-overdue={overdue ? 'true' : undefined}
+        data-remaining-ms={Math.round(left)} title={title}>
+        {overdue ? `⚠ ${text}` : text}
+      </span>
+    );
+  }
   return (
     <span
       className={`countdown${overdue ? ' countdown-overdue' : ''}`}
       data-overdue={overdue ? 'true' : undefined}
       data-deadline={deadline}
       data-remaining-ms={Math.round(left)}
-      title={`${f.dateTime(until)} · ${f.utc(until)}`}
+      title={title}
     >
       {overdue ? <span aria-hidden="true">⚠ </span> : null}
       {text}

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Actor } from '../../server/auth/actor';
 import { getGrid } from '../../server/chessboard/queries';
@@ -73,12 +75,28 @@ export const chessboardGridCase: BenchCase = {
     const firstByteMs: number[] = [];
     const lastByteMs: number[] = [];
     const domContentLoadedMs: number[] = [];
+    const gridResponseMs: number[] = [];
+    const nodes: number[] = [];
+    const gridElementsPerCell: number[] = [];
+    const scriptMs: number[] = [];
+    const styleMs: number[] = [];
+    const layoutMs: number[] = [];
+    const taskMs: number[] = [];
     try {
       const context = await browser.newContext({ viewport: { width: 1600, height: 1000 }, locale: 'ru-RU', timezoneId: 'Europe/Moscow' });
       await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }]);
       const target = `${base}/chessboard?project=${fixture.gridProjectId}&building=${fixture.gridBuildingId}`;
-      const load = async () => {
+      const load = async (cpuProfileFile?: string) => {
         const page = await context.newPage();
+        // Chromium's own counters for the load (cumulative for this page's renderer): where the main
+        // thread's time went (script, style recalculation, layout) and how many DOM nodes the page has
+        const cdp = await context.newCDPSession(page);
+        await cdp.send('Performance.enable');
+        if (cpuProfileFile) {
+          await cdp.send('Profiler.enable');
+          await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
+          await cdp.send('Profiler.start');
+        }
         try {
           await page.goto(target, { waitUntil: 'commit' });
           // one poll per frame records when each condition first held: the cells are in the DOM, and the
@@ -93,23 +111,67 @@ export const chessboardGridCase: BenchCase = {
           const { ready, interactive } = (await handle.jsonValue()) as { ready: number; interactive: number };
           const nav = await page.evaluate(() => {
             const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-            return { firstByte: n.responseStart, lastByte: n.responseEnd, domContentLoaded: n.domContentLoadedEventEnd };
+            return {
+              firstByte: n.responseStart, lastByte: n.responseEnd, domContentLoaded: n.domContentLoadedEventEnd,
+              gridElements: document.querySelectorAll('.chess-grid *').length,
+              // the tRPC batch that carried chessboard.grid: when its answer had arrived
+              gridResponseEnd: (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+                .find((e) => e.name.includes('/api/trpc/') && e.name.includes('chessboard.grid'))?.responseEnd ?? NaN,
+            };
           });
-          return { ready, interactive, ...nav };
+          if (cpuProfileFile) {
+            const { profile } = await cdp.send('Profiler.stop');
+            fs.writeFileSync(cpuProfileFile, JSON.stringify(profile));
+          }
+          const { metrics } = await cdp.send('Performance.getMetrics');
+          const m = (name: string) => metrics.find((x) => x.name === name)?.value ?? NaN;
+          const chrome = {
+            nodes: m('Nodes'), scriptMs: m('ScriptDuration') * 1000, styleMs: m('RecalcStyleDuration') * 1000,
+            layoutMs: m('LayoutDuration') * 1000, taskMs: m('TaskDuration') * 1000,
+          };
+          return { ready, interactive, ...nav, ...chrome };
         } finally {
           await page.close();
         }
       };
       for (let i = 0; i < 2; i++) await load(); // warm-up: server route compiled into memory, browser cache primed
       for (let i = 0; i < loads; i++) {
-        const { ready, interactive, firstByte, lastByte, domContentLoaded } = await load();
+        const { ready, interactive, firstByte, lastByte, domContentLoaded, ...chrome } = await load();
+        gridResponseMs.push(chrome.gridResponseEnd);
+        nodes.push(chrome.nodes);
+        gridElementsPerCell.push(chrome.gridElements / 1000);
+        scriptMs.push(chrome.scriptMs);
+        styleMs.push(chrome.styleMs);
+        layoutMs.push(chrome.layoutMs);
+        taskMs.push(chrome.taskMs);
         pageMs.push(ready);
         interactiveMs.push(interactive);
         firstByteMs.push(firstByte);
         lastByteMs.push(lastByte);
         domContentLoadedMs.push(domContentLoaded);
       }
+      // BENCH_BROWSER_CPU_PROF=<dir>: one more load under Chromium's sampling profiler (not in the figures)
+      if (process.env.BENCH_BROWSER_CPU_PROF) {
+        fs.mkdirSync(process.env.BENCH_BROWSER_CPU_PROF, { recursive: true });
+        const file = path.join(process.env.BENCH_BROWSER_CPU_PROF, `chessboard-grid-${Date.now()}.cpuprofile`);
+        await load(file);
+        ctx.log(`browser CPU profile: ${file}`);
+      }
       await context.close();
+      // BENCH_SCREENSHOTS=<dir>: the board once ready, at the bench's desktop size and at a phone's
+      if (process.env.BENCH_SCREENSHOTS) {
+        fs.mkdirSync(process.env.BENCH_SCREENSHOTS, { recursive: true });
+        for (const [label, viewport] of [['desktop', { width: 1600, height: 1000 }], ['phone', { width: 390, height: 844 }]] as const) {
+          const shots = await browser.newContext({ viewport, locale: 'ru-RU', timezoneId: 'Europe/Moscow', isMobile: label === 'phone', hasTouch: label === 'phone' });
+          await shots.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }]);
+          const page = await shots.newPage();
+          await page.goto(target);
+          await page.waitForFunction(() => document.querySelectorAll('[data-cell-id]').length >= 1000, undefined, { timeout: 30_000 });
+          await page.waitForTimeout(1500); // a countdown tick
+          await page.screenshot({ path: path.join(process.env.BENCH_SCREENSHOTS, `chessboard-grid-${label}.png`) });
+          await shots.close();
+        }
+      }
     } finally {
       await browser.close();
     }
@@ -125,6 +187,13 @@ export const chessboardGridCase: BenchCase = {
       sampled({ case: c, metric: 'page: DOMContentLoaded', unit: 'ms', note: 'navigation start → domContentLoadedEventEnd (the scripts ran)' }, domContentLoadedMs),
       sampled({ case: c, metric: 'page interactive (grid hydrated)', unit: 'ms',
         note: 'navigation start → the grid element carries data-hydrated (keys and clicks are handled)' }, interactiveMs),
+      sampled({ case: c, metric: 'page: grid data received', unit: 'ms', note: 'navigation start → responseEnd of the tRPC batch with chessboard.grid' }, gridResponseMs),
+      sampled({ case: c, metric: 'page: DOM nodes', unit: 'nodes', note: 'Chromium Performance.getMetrics Nodes once ready and interactive' }, nodes),
+      sampled({ case: c, metric: 'page: grid elements per cell', unit: 'elements', note: 'elements inside .chess-grid / 1,000' }, gridElementsPerCell),
+      sampled({ case: c, metric: 'page: main thread, script', unit: 'ms', note: 'Performance.getMetrics ScriptDuration up to ready and interactive' }, scriptMs),
+      sampled({ case: c, metric: 'page: main thread, style recalculation', unit: 'ms', note: 'RecalcStyleDuration' }, styleMs),
+      sampled({ case: c, metric: 'page: main thread, layout', unit: 'ms', note: 'LayoutDuration' }, layoutMs),
+      sampled({ case: c, metric: 'page: main thread, all tasks', unit: 'ms', note: 'TaskDuration' }, taskMs),
     ];
     return metrics;
   },

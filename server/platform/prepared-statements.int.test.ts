@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../testing/harness';
-import { executePrepared } from './db';
+import { executePrepared, preparedQuery } from './db';
 
 /**
  * executePrepared (platform/db.ts): a statement run as a named, server-side prepared statement on the
@@ -43,5 +43,26 @@ describe('executePrepared', () => {
       await tx.execute(sql`SELECT ${1}::int AS v, ${sql.raw(`'${marker}'`)} AS marker`);
       expect(await preparedOn(tx, marker)).toHaveLength(0);
     });
+  });
+});
+
+describe('preparedQuery', () => {
+  it('builds once, runs on the connection of each caller (its transaction\'s own rows), with each call\'s values', async () => {
+    let builds = 0;
+    const byMarker = preparedQuery('test_prepared_query', (db) => {
+      builds++;
+      return db.select({ v: sql<string>`current_setting('pin.test_value', true)`.as('v'), n: sql<number>`${sql.placeholder('n')}::int`.as('n') }).from(sql`(SELECT 1) AS one`);
+    });
+    const run = (n: number) => t.database.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT set_config('pin.test_value', ${`tx-${n}`}, true)`);
+      return byMarker(tx, { n });
+    });
+    expect(await run(1)).toEqual([{ v: 'tx-1', n: 1 }]);
+    expect(await run(2)).toEqual([{ v: 'tx-2', n: 2 }]);
+    // on the pool, outside any transaction: the transactions' local setting is not there ('' once a session has seen it)
+    const [pooled] = await byMarker(t.database.db, { n: 3 });
+    expect(pooled?.n).toBe(3);
+    expect([null, '']).toContain(pooled?.v);
+    expect(builds).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Tx } from '../../platform/db';
+import { preparedQuery, type Tx } from '../../platform/db';
 import { pgConstraint, pgErrorCode } from '../../platform/errors';
 import { writeOutbox } from '../../platform/outbox/write';
 import { createBooking, type BookingRecord } from '../booking';
@@ -38,12 +38,12 @@ const ACTIVE_OBJECT_INDEX = 'ux_bookings_active_property_object';
  * answer their own conflict. The view may lag chessboard by the saga's latency; chessboard's guard
  * (INV-CHS-001/003) stays the last word.
  */
-const selectObjectView = (tx: Tx, propertyObjectId: string) => tx
+// built once, run prepared (platform/db.ts)
+const objectView = preparedQuery('crm_property_object_view', (db) => db
   .select({ tenantId: crmPropertyObjects.tenantId, status: crmPropertyObjects.status, deleted: crmPropertyObjects.deleted })
   .from(crmPropertyObjects)
-  .where(eq(crmPropertyObjects.id, propertyObjectId))
-  .prepare('crm_property_object_view')
-  .execute();
+  .where(eq(crmPropertyObjects.id, sql.placeholder('id'))));
+const selectObjectView = (tx: Tx, propertyObjectId: string) => objectView(tx, { id: propertyObjectId });
 
 function assertBookable(view: Awaited<ReturnType<typeof selectObjectView>>[number] | undefined, propertyObjectId: string, dealTenantId: string): void {
   const verdict = bookability(view ?? null, dealTenantId);

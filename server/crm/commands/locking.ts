@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { DbOrTx, Tx } from '../../platform/db';
+import { preparedQuery, type DbOrTx, type Tx } from '../../platform/db';
 import { crmError } from '../errors';
+import { crmTenantScope } from '../permissions';
 import { bookingPrograms, bookings, deals } from '../schema';
 import type { BookingRecord, ProgramTerms } from '../booking';
 import { expiredError } from '../booking';
@@ -39,14 +40,17 @@ export async function lockBooking(tx: Tx, ctx: CommandContext, bookingId: string
   return bookingLocked(await selectBookingForUpdate(tx, ctx, bookingId), ctx, bookingId, expectedVersion);
 }
 
-// statements run prepared (named): one round trip each, pipelined with what is sent beside them (platform/db.ts)
-const selectBookingForUpdate = (tx: Tx, ctx: CommandContext, bookingId: string) => tx
-  .select()
-  .from(bookings)
-  .where(and(eq(bookings.id, bookingId), tenantFilter(ctx.actor, bookings.tenantId)))
-  .for('update')
-  .prepare('crm_booking_for_update')
-  .execute();
+// The reads below are built once and run prepared (platform/db.ts preparedQuery): one round trip each,
+// pipelined with what is sent beside them. The tenant predicate (tenant-scope.ts) is a second shape.
+const bookingForUpdate = {
+  anyTenant: preparedQuery('crm_booking_for_update', (db) => db.select().from(bookings).where(eq(bookings.id, sql.placeholder('id'))).for('update')),
+  inTenant: preparedQuery('crm_booking_for_update_in_tenant', (db) => db.select().from(bookings)
+    .where(and(eq(bookings.id, sql.placeholder('id')), eq(bookings.tenantId, sql.placeholder('tenantId')))).for('update')),
+};
+const selectBookingForUpdate = (tx: Tx, ctx: CommandContext, bookingId: string) => {
+  const scope = crmTenantScope(ctx.actor);
+  return 'all' in scope ? bookingForUpdate.anyTenant(tx, { id: bookingId }) : bookingForUpdate.inTenant(tx, { id: bookingId, tenantId: scope.tenantId });
+};
 
 function bookingLocked(rows: BookingRecord[], ctx: CommandContext, bookingId: string, expectedVersion: number | undefined): BookingRecord {
   const booking = rows[0];
@@ -67,14 +71,7 @@ export async function lockBookingWithProgram(
   bookingId: string,
   expectedVersion?: number,
 ): Promise<{ booking: BookingRecord; program: ProgramTerms }> {
-  const [bookingRows, programRows] = await Promise.all([
-    selectBookingForUpdate(tx, ctx, bookingId),
-    tx.select(programColumns)
-      .from(bookingPrograms)
-      .where(eq(bookingPrograms.id, sql`(SELECT ${bookings.programId} FROM ${bookings} WHERE ${bookings.id} = ${bookingId})`))
-      .prepare('crm_program_of_booking')
-      .execute(),
-  ]);
+  const [bookingRows, programRows] = await Promise.all([selectBookingForUpdate(tx, ctx, bookingId), programOfBooking(tx, { bookingId })]);
   const booking = bookingLocked(bookingRows, ctx, bookingId, expectedVersion);
   return { booking, program: programInTenant(programRows[0], booking.programId, booking.tenantId) };
 }
@@ -101,14 +98,16 @@ export async function lockDeal(tx: Tx, ctx: CommandContext, dealId: string): Pro
   return dealLocked(await selectDealForUpdate(tx, ctx, dealId), ctx, dealId);
 }
 
-/** The deal's row, locked FOR UPDATE (no check: see dealLocked). */
-export const selectDealForUpdate = (tx: Tx, ctx: CommandContext, dealId: string) => tx
-  .select()
-  .from(deals)
-  .where(and(eq(deals.id, dealId), tenantFilter(ctx.actor, deals.tenantId)))
-  .for('update')
-  .prepare('crm_deal_for_update')
-  .execute();
+const dealForUpdate = {
+  anyTenant: preparedQuery('crm_deal_for_update', (db) => db.select().from(deals).where(eq(deals.id, sql.placeholder('id'))).for('update')),
+  inTenant: preparedQuery('crm_deal_for_update_in_tenant', (db) => db.select().from(deals)
+    .where(and(eq(deals.id, sql.placeholder('id')), eq(deals.tenantId, sql.placeholder('tenantId')))).for('update')),
+};
+/** The deal's row, locked FOR UPDATE, in the actor's tenant scope (no check: see dealLocked). */
+export const selectDealForUpdate = (tx: Tx, ctx: CommandContext, dealId: string) => {
+  const scope = crmTenantScope(ctx.actor);
+  return 'all' in scope ? dealForUpdate.anyTenant(tx, { id: dealId }) : dealForUpdate.inTenant(tx, { id: dealId, tenantId: scope.tenantId });
+};
 
 /** The locked deal of selectDealForUpdate's rows, or CRM_DEAL_NOT_FOUND; the clock is taken under the lock. */
 export function dealLocked(rows: DealRecord[], ctx: CommandContext, dealId: string): DealRecord {
@@ -136,12 +135,12 @@ type ProgramRow = ProgramTerms & { tenantId: string };
  * The program by id, whatever its tenant (programInTenant checks it): the statement needs no other
  * row's data, so a command can send it together with its lock.
  */
-export const selectProgram = (db: DbOrTx, programId: string) => db
-  .select(programColumns)
-  .from(bookingPrograms)
-  .where(eq(bookingPrograms.id, programId))
-  .prepare('crm_program')
-  .execute();
+const programById = preparedQuery('crm_program', (db) => db.select(programColumns).from(bookingPrograms).where(eq(bookingPrograms.id, sql.placeholder('id'))));
+export const selectProgram = (db: DbOrTx, programId: string) => programById(db, { id: programId });
+
+/** The program of a booking, through its (immutable) program_id: needs no row the caller has read. */
+const programOfBooking = preparedQuery('crm_program_of_booking', (db) => db.select(programColumns).from(bookingPrograms)
+  .where(eq(bookingPrograms.id, sql`(SELECT ${bookings.programId} FROM ${bookings} WHERE ${bookings.id} = ${sql.placeholder('bookingId')})`)));
 
 /** The program's terms if it is the tenant's; a foreign program is not found, like a missing one. */
 export function programInTenant(row: ProgramRow | undefined, programId: string, tenantId: string): ProgramTerms {

@@ -80,9 +80,13 @@ function rawCommands(sql: postgres.Sql, userId: string) {
       return sql.begin(async (tx) => {
         const now = new Date();
         const correlationId = randomUUID();
-        const [deal] = await tx`SELECT * FROM crm.deals WHERE id = ${dealId} FOR UPDATE`;
-        const [program] = await tx`SELECT id, is_paid, reserve_duration_minutes, booking_duration_hours FROM crm.booking_programs
-          WHERE id = ${FREE_PROGRAM_A} AND tenant_id = ${deal.tenant_id}`;
+        // the three reads sent together, as create-booking.ts does (the program's and the object's tenant checked after)
+        const [[deal], [program], [view]] = await Promise.all([
+          tx`SELECT * FROM crm.deals WHERE id = ${dealId} FOR UPDATE`,
+          tx`SELECT id, tenant_id, is_paid, reserve_duration_minutes, booking_duration_hours FROM crm.booking_programs WHERE id = ${FREE_PROGRAM_A}`,
+          tx`SELECT tenant_id, status, deleted FROM crm.property_objects WHERE id = ${propertyObjectId}`,
+        ]);
+        if (program.tenant_id !== deal.tenant_id || view.tenant_id !== deal.tenant_id || view.deleted || view.status === 'Sold' || view.status === 'Hidden') throw new Error('not bookable');
         const b = {
           id: randomUUID(), tenant_id: deal.tenant_id, deal_id: dealId, property_object_id: propertyObjectId, program_id: program.id, status: 'Reserved',
           reserve_expires_at: new Date(now.getTime() + program.reserve_duration_minutes * 60_000), booking_expires_at: null, booked_at: null,
@@ -106,10 +110,13 @@ function rawCommands(sql: postgres.Sql, userId: string) {
       await sql.begin(async (tx) => {
         const now = new Date();
         const correlationId = randomUUID();
-        const [b] = await tx`SELECT * FROM crm.bookings WHERE id = ${bookingId} FOR UPDATE`;
-        if (b.version !== expectedVersion) throw new Error('version conflict');
-        const [program] = await tx`SELECT id, is_paid, reserve_duration_minutes, booking_duration_hours FROM crm.booking_programs
-          WHERE id = ${b.program_id} AND tenant_id = ${b.tenant_id}`;
+        // the lock and the program (through the booking's program_id) sent together, as lockBookingWithProgram does
+        const [[b], [program]] = await Promise.all([
+          tx`SELECT * FROM crm.bookings WHERE id = ${bookingId} FOR UPDATE`,
+          tx`SELECT id, tenant_id, is_paid, reserve_duration_minutes, booking_duration_hours FROM crm.booking_programs
+            WHERE id = (SELECT program_id FROM crm.bookings WHERE id = ${bookingId})`,
+        ]);
+        if (b.version !== expectedVersion || program.tenant_id !== b.tenant_id) throw new Error('version conflict');
         const next = { ...b, status: 'Booked', booked_at: now, booking_expires_at: new Date(now.getTime() + program.booking_duration_hours * 3600_000), version: b.version + 1, updated_at: now };
         const event = envelope('pin.crm.booking-confirmed.v1', 'BookingConfirmed', next, {
           status: 'Booked', bookedAt: now.toISOString(), bookingExpiresAt: next.booking_expires_at.toISOString(),

@@ -20,16 +20,28 @@ import { limitRequest } from './request-limits';
 /** the closed set of `procedure` label values (anything else is `unknown`) */
 const KNOWN_PROCEDURES: ReadonlySet<string> = new Set(Object.keys(appRouter._def.procedures));
 
-export async function handleTrpcRequest(req: Request): Promise<Response> {
+export function handleTrpcRequest(req: Request): Promise<Response> {
+  return answer(req, false);
+}
+
+/**
+ * For the node:http adapter, which has read the body whole and found it within API_MAX_BODY_BYTES: the
+ * same handling, without streaming the body out into a second Request (limitRequest's bodyWithinLimit).
+ */
+export function handleTrpcRequestWithBodyRead(req: Request): Promise<Response> {
+  return answer(req, true);
+}
+
+async function answer(req: Request, bodyWithinLimit: boolean): Promise<Response> {
   const started = performance.now();
-  const response = await handle(req);
+  const response = await handle(req, bodyWithinLimit);
   // answers carry user and tenant data: never stored by a browser or a shared cache
   response.headers.set('cache-control', 'no-store');
   observeTrpcRequest(req.url, response.status, (performance.now() - started) / 1000, KNOWN_PROCEDURES);
   return response;
 }
 
-async function handle(original: Request): Promise<Response> {
+async function handle(original: Request, bodyWithinLimit: boolean): Promise<Response> {
   const services = getServices();
   const cookies: string[] = [];
   // CSRF: a mutation must come from our own origin (SameSite=Lax already blocks cross-site POST cookies)
@@ -39,7 +51,7 @@ async function handle(original: Request): Promise<Response> {
     }
   }
   // body and batch size before anything is parsed (API_MAX_BODY_BYTES, API_MAX_BATCH_CALLS)
-  const limited = await limitRequest(original, { maxBodyBytes: services.env.API_MAX_BODY_BYTES, maxBatchCalls: services.env.API_MAX_BATCH_CALLS });
+  const limited = await limitRequest(original, { maxBodyBytes: services.env.API_MAX_BODY_BYTES, maxBatchCalls: services.env.API_MAX_BATCH_CALLS }, bodyWithinLimit);
   if (!limited.ok) return limited.response;
   const req = limited.req;
   return fetchRequestHandler({

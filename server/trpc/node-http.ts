@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { contentSecurityPolicy } from '../auth/content-security-policy';
 import { getServices } from '../web-services';
-import { handleTrpcRequest } from './http-handler';
+import { handleTrpcRequest, handleTrpcRequestWithBodyRead } from './http-handler';
 
 /**
  * /api/trpc/<procedure> served straight from the web server's node:http request, without the Next.js
@@ -79,7 +79,9 @@ export async function serveTrpc(req: IncomingMessage, res: ServerResponse, origi
       ({ body, cut } = await readBody(req, max));
     }
   }
-  const response = await handleTrpcRequest(new Request(origin + req.url, { method, headers, body: body && new Uint8Array(body) }));
+  const request = new Request(origin + req.url, { method, headers, body: body && new Uint8Array(body) });
+  // a body read whole and within the limit is handed on as it is (not streamed out into a second Request)
+  const response = await (body !== undefined && !cut ? handleTrpcRequestWithBodyRead(request) : handleTrpcRequest(request));
 
   const out = Buffer.from(await response.arrayBuffer());
   res.statusCode = response.status;

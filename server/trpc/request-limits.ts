@@ -52,11 +52,16 @@ export async function readBodyCapped(req: Request, max: number): Promise<Uint8Ar
   return body;
 }
 
-export async function limitRequest(req: Request, limits: RequestLimits): Promise<Limited> {
+/**
+ * `bodyWithinLimit`: the caller has already read the whole body and it is within `maxBodyBytes` (the
+ * node:http adapter reads it into a buffer first): the request is passed on as it is, instead of its
+ * body being streamed out again into a second Request.
+ */
+export async function limitRequest(req: Request, limits: RequestLimits, bodyWithinLimit = false): Promise<Limited> {
   if (batchCalls(new URL(req.url)) > limits.maxBatchCalls) {
     return { ok: false, response: trpcErrorResponse(400, 'BAD_REQUEST', 'API_BATCH_TOO_LARGE', `A batch may carry at most ${limits.maxBatchCalls} calls`) };
   }
-  if (req.method === 'GET' || req.method === 'HEAD') return { ok: true, req };
+  if (req.method === 'GET' || req.method === 'HEAD' || bodyWithinLimit) return { ok: true, req };
   const body = await readBodyCapped(req, limits.maxBodyBytes);
   if (body === null) return { ok: false, response: payloadTooLarge(limits.maxBodyBytes) };
   const headers = new Headers(req.headers);

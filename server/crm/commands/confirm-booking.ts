@@ -5,7 +5,7 @@ import { writeOutbox } from '../../platform/outbox/write';
 import { confirmBooking, type BookingRecord } from '../booking';
 import { bookingConfirmedEvent } from '../events';
 import { bookingCommandInput } from './input';
-import { loadProgram, lockBooking } from './locking';
+import { lockBookingWithProgram } from './locking';
 import { saveBooking } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
@@ -21,8 +21,7 @@ export type ConfirmBookingInput = z.infer<typeof confirmBookingInput>;
  */
 export async function confirmBookingCommand(tx: Tx, input: ConfirmBookingInput, ctx: CommandContext): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.confirm', input, async () => {
-    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
-    const program = await loadProgram(tx, booking.programId, booking.tenantId);
+    const { booking, program } = await lockBookingWithProgram(tx, ctx, input.bookingId, input.expectedVersion);
     const transition = confirmBooking(booking, program, ctx.now);
     const messageId = randomUUID();
     // independent writes sent together (one round trip; see create-booking.ts); a version conflict of

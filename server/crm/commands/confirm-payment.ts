@@ -4,7 +4,7 @@ import { writeOutbox } from '../../platform/outbox/write';
 import { confirmPayment, type BookingRecord } from '../booking';
 import { bookingConfirmedEvent, bookingPaidEvent } from '../events';
 import { bookingCommandInput } from './input';
-import { loadProgram, lockBooking } from './locking';
+import { lockBookingWithProgram } from './locking';
 import { saveBooking } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
@@ -19,8 +19,7 @@ export type ConfirmPaymentInput = z.infer<typeof confirmPaymentInput>;
  */
 export async function confirmPaymentCommand(tx: Tx, input: ConfirmPaymentInput, ctx: CommandContext): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.confirmPayment', input, async () => {
-    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
-    const program = await loadProgram(tx, booking.programId, booking.tenantId);
+    const { booking, program } = await lockBookingWithProgram(tx, ctx, input.bookingId, input.expectedVersion);
     const transition = confirmPayment(booking, program, ctx.now);
     await saveBooking(tx, transition);
     const paid = await writeOutbox(tx, 'crm', bookingPaidEvent(transition.booking, ctx));

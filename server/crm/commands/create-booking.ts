@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Tx } from '../../platform/db';
+import { preparedQuery, type Tx } from '../../platform/db';
 import { pgConstraint, pgErrorCode } from '../../platform/errors';
 import { writeOutbox } from '../../platform/outbox/write';
 import { createBooking, type BookingRecord } from '../booking';
@@ -11,7 +11,7 @@ import { bookingCreatedEvent } from '../events';
 import { bookability } from '../property-object-view';
 import { bookings, crmPropertyObjects } from '../schema';
 import { assertRequisitesUsable, idempotencyKeyInput, requisitesInput } from './input';
-import { loadProgram, lockDeal } from './locking';
+import { dealLocked, programInTenant, selectDealForUpdate, selectProgram } from './locking';
 import { saveDealStatus } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
@@ -38,11 +38,14 @@ const ACTIVE_OBJECT_INDEX = 'ux_bookings_active_property_object';
  * answer their own conflict. The view may lag chessboard by the saga's latency; chessboard's guard
  * (INV-CHS-001/003) stays the last word.
  */
-async function assertBookable(tx: Tx, propertyObjectId: string, dealTenantId: string): Promise<void> {
-  const [view] = await tx
-    .select({ tenantId: crmPropertyObjects.tenantId, status: crmPropertyObjects.status, deleted: crmPropertyObjects.deleted })
-    .from(crmPropertyObjects)
-    .where(eq(crmPropertyObjects.id, propertyObjectId));
+// built once, run prepared (platform/db.ts)
+const objectView = preparedQuery('crm_property_object_view', (db) => db
+  .select({ tenantId: crmPropertyObjects.tenantId, status: crmPropertyObjects.status, deleted: crmPropertyObjects.deleted })
+  .from(crmPropertyObjects)
+  .where(eq(crmPropertyObjects.id, sql.placeholder('id'))));
+const selectObjectView = (tx: Tx, propertyObjectId: string) => objectView(tx, { id: propertyObjectId });
+
+function assertBookable(view: Awaited<ReturnType<typeof selectObjectView>>[number] | undefined, propertyObjectId: string, dealTenantId: string): void {
   const verdict = bookability(view ?? null, dealTenantId);
   switch (verdict.kind) {
     case 'bookable':
@@ -63,9 +66,17 @@ async function assertBookable(tx: Tx, propertyObjectId: string, dealTenantId: st
  */
 export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ctx: CommandContext): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.create', input, async () => {
-    const deal = await lockDeal(tx, ctx, input.dealId);
-    const program = await loadProgram(tx, input.programId, deal.tenantId);
-    await assertBookable(tx, input.propertyObjectId, deal.tenantId);
+    // The three reads need only the input, so they are sent together (one round trip). PostgreSQL runs
+    // them in order: the program and the object are read once the deal's lock is held, as before; their
+    // checks run in the same order (deal, program, object), so the same error wins.
+    const [dealRows, programRows, viewRows] = await Promise.all([
+      selectDealForUpdate(tx, ctx, input.dealId),
+      selectProgram(tx, input.programId),
+      selectObjectView(tx, input.propertyObjectId),
+    ]);
+    const deal = dealLocked(dealRows, ctx, input.dealId);
+    const program = programInTenant(programRows[0], input.programId, deal.tenantId);
+    assertBookable(viewRows[0], input.propertyObjectId, deal.tenantId);
     if (input.requisites) await assertRequisitesUsable(tx, deal.tenantId, input.requisites);
     const transition = createBooking({
       id: randomUUID(),
@@ -86,7 +97,7 @@ export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ct
     // statements behind it fail as "transaction aborted") and the whole transaction rolls back.
     try {
       await Promise.all([
-        tx.insert(bookings).values(booking).then(() => undefined),
+        tx.insert(bookings).values(booking).prepare('crm_booking_insert').execute().then(() => undefined),
         dealChange ? saveDealStatus(tx, deal.id, dealChange, ctx.now) : undefined,
         writeOutbox(tx, 'crm', { ...bookingCreatedEvent(booking, ctx, deal.agentId), messageId }),
         writeTimeline(tx, ctx, transition, [messageId]),

@@ -4,7 +4,7 @@ import { writeOutbox } from '../../platform/outbox/write';
 import { extendBooking, type BookingRecord } from '../booking';
 import { bookingExtendedEvent } from '../events';
 import { bookingCommandInput } from './input';
-import { loadProgram, lockBooking } from './locking';
+import { lockBookingWithProgram } from './locking';
 import { saveBooking } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
@@ -20,8 +20,7 @@ export type ExtendBookingInput = z.infer<typeof extendBookingInput>;
  */
 export async function extendBookingCommand(tx: Tx, input: ExtendBookingInput, ctx: CommandContext): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.extend', input, async () => {
-    const booking = await lockBooking(tx, ctx, input.bookingId, input.expectedVersion);
-    const program = await loadProgram(tx, booking.programId, booking.tenantId);
+    const { booking, program } = await lockBookingWithProgram(tx, ctx, input.bookingId, input.expectedVersion);
     const transition = extendBooking(booking, program, ctx.now);
     await saveBooking(tx, transition);
     const messageId = await writeOutbox(tx, 'crm', bookingExtendedEvent(transition.booking, booking.bookingExpiresAt, ctx));

@@ -29,7 +29,10 @@ export async function saveBooking(tx: Tx, transition: BookingTransition): Promis
       updatedAt: b.updatedAt,
     })
     .where(and(eq(bookings.id, b.id), eq(bookings.version, b.version - 1)))
-    .returning({ id: bookings.id });
+    .returning({ id: bookings.id })
+    // prepared (named): one round trip, pipelined with the statements sent beside it (platform/db.ts)
+    .prepare('crm_booking_save')
+    .execute();
   if (rows.length !== 1) {
     throw crmError('CRM_BOOKING_VERSION_CONFLICT', 'The booking has changed meanwhile', { bookingId: b.id, expectedVersion: b.version - 1 });
   }
@@ -39,7 +42,9 @@ export async function saveDealStatus(tx: Tx, dealId: string, change: DealChange,
   await tx
     .update(deals)
     .set({ status: change.to, version: sql`${deals.version} + 1`, updatedAt: now })
-    .where(and(eq(deals.id, dealId), eq(deals.status, change.from)));
+    .where(and(eq(deals.id, dealId), eq(deals.status, change.from)))
+    .prepare('crm_deal_status_save')
+    .execute();
 }
 
 /** Active bookings of the deal other than `exceptBookingId` (the deal row is locked by the caller). */

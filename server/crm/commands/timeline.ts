@@ -25,5 +25,8 @@ export async function writeTimeline(
     correlationId: ctx.correlationId,
     messageIds,
     bookingVersion: transition.booking.version,
-  });
+  })
+    // prepared (named): one round trip, pipelined with the command's other writes (platform/db.ts)
+    .prepare('crm_timeline_insert')
+    .execute();
 }

@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { contracts, eventTypes, type Topic } from '../../contracts';
 import type { z } from 'zod';
-import type { Tx } from '../db';
+import { executePrepared, type Tx } from '../db';
 import { traceHeaders } from '../tracing';
 import { outboxTable } from './table';
 
@@ -99,7 +99,7 @@ export function outboxNotices(events: readonly { tenantId: string; payload: unkn
 /** NOTIFY of the notices, in the writing transaction (delivered at its commit, dropped at its rollback). */
 function notifyOutbox(tx: Tx, outbox: OutboxName, events: readonly { tenantId: string; payload: unknown }[]) {
   const notices = JSON.stringify(outboxNotices(events));
-  return tx.execute(sql`SELECT pg_notify(${outboxChannel(outbox)}, n) FROM jsonb_array_elements_text(${notices}::jsonb) AS n`);
+  return executePrepared(tx, 'outbox_notify', sql`SELECT pg_notify(${outboxChannel(outbox)}, n) FROM jsonb_array_elements_text(${notices}::jsonb) AS n`);
 }
 
 /**
@@ -112,7 +112,8 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
   // the INSERT and the NOTIFY are sent together (postgres.js pipelines statements issued at once on the
   // transaction's connection): one round trip, one socket write, instead of two
   await Promise.all([
-    tx.insert(OUTBOXES[outbox]).values(row).then(() => undefined),
+    // both prepared (named): see platform/db.ts — unprepared, each took two round trips and the two were not pipelined
+    tx.insert(OUTBOXES[outbox]).values(row).prepare('outbox_insert').execute().then(() => undefined),
     notifyOutbox(tx, outbox, [event]).then(() => undefined),
   ]);
   return row.messageId;

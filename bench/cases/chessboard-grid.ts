@@ -20,6 +20,12 @@ import { median } from '../lib/stats';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/** What one page load measured (page clock, ms from navigation start; Chromium's counters). */
+interface LoadFigures {
+  ready: number; interactive: number; firstByte: number; lastByte: number; domContentLoaded: number;
+  gridElements: number; gridResponseEnd: number; nodes: number; scriptMs: number; styleMs: number; layoutMs: number; taskMs: number;
+}
+
 export const chessboardGridCase: BenchCase = {
   name: 'chessboard-grid',
   title: 'chessboard grid of a 1,000-unit building',
@@ -70,23 +76,13 @@ export const chessboardGridCase: BenchCase = {
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    const pageMs: number[] = [];
-    const interactiveMs: number[] = [];
-    const firstByteMs: number[] = [];
-    const lastByteMs: number[] = [];
-    const domContentLoadedMs: number[] = [];
-    const gridResponseMs: number[] = [];
-    const nodes: number[] = [];
-    const gridElementsPerCell: number[] = [];
-    const scriptMs: number[] = [];
-    const styleMs: number[] = [];
-    const layoutMs: number[] = [];
-    const taskMs: number[] = [];
+    // one record per measured load; each metric below is one field of them
+    const measured: LoadFigures[] = [];
     try {
       const context = await browser.newContext({ viewport: { width: 1600, height: 1000 }, locale: 'ru-RU', timezoneId: 'Europe/Moscow' });
       await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }]);
       const target = `${base}/chessboard?project=${fixture.gridProjectId}&building=${fixture.gridBuildingId}`;
-      const load = async (cpuProfileFile?: string) => {
+      const load = async (cpuProfileFile?: string): Promise<LoadFigures> => {
         const page = await context.newPage();
         // Chromium's own counters for the load (cumulative for this page's renderer): where the main
         // thread's time went (script, style recalculation, layout) and how many DOM nodes the page has
@@ -135,21 +131,7 @@ export const chessboardGridCase: BenchCase = {
         }
       };
       for (let i = 0; i < 2; i++) await load(); // warm-up: server route compiled into memory, browser cache primed
-      for (let i = 0; i < loads; i++) {
-        const { ready, interactive, firstByte, lastByte, domContentLoaded, ...chrome } = await load();
-        gridResponseMs.push(chrome.gridResponseEnd);
-        nodes.push(chrome.nodes);
-        gridElementsPerCell.push(chrome.gridElements / 1000);
-        scriptMs.push(chrome.scriptMs);
-        styleMs.push(chrome.styleMs);
-        layoutMs.push(chrome.layoutMs);
-        taskMs.push(chrome.taskMs);
-        pageMs.push(ready);
-        interactiveMs.push(interactive);
-        firstByteMs.push(firstByte);
-        lastByteMs.push(lastByte);
-        domContentLoadedMs.push(domContentLoaded);
-      }
+      for (let i = 0; i < loads; i++) measured.push(await load());
       // BENCH_BROWSER_CPU_PROF=<dir>: one more load under Chromium's sampling profiler (not in the figures)
       if (process.env.BENCH_BROWSER_CPU_PROF) {
         fs.mkdirSync(process.env.BENCH_BROWSER_CPU_PROF, { recursive: true });
@@ -176,24 +158,27 @@ export const chessboardGridCase: BenchCase = {
       await browser.close();
     }
     const c = 'chessboard-grid';
+    const of = (field: keyof LoadFigures) => measured.map((l) => l[field]);
+    const pageMs = of('ready');
+    const gridElementsPerCell = of('gridElements').map((n) => n / 1000);
     const metrics: Metric[] = [
       sampled({ case: c, metric: 'data query getGrid (1,000 cells)', unit: 'ms', ratio: median(queryMs) / median(rawMs), ratioLabel: 'of raw SQL',
         budget: 'median ≤ 20 ms', pass: median(queryMs) <= 20 }, queryMs),
       sampled({ case: c, metric: 'same statements via postgres.js', unit: 'ms' }, rawMs),
       sampled({ case: c, metric: 'page ready in Chromium (1,000 cells in DOM)', unit: 'ms', budget: '≤ 1 s', pass: median(pageMs) <= 1000,
         note: `navigation start → 1,000 [data-cell-id] elements, page clock; ${loads} loads after 2 warm-up loads, signed in as pin_manager` }, pageMs),
-      sampled({ case: c, metric: 'page: first byte of the HTML', unit: 'ms', note: 'navigation start → responseStart' }, firstByteMs),
-      sampled({ case: c, metric: 'page: last byte of the HTML', unit: 'ms', note: 'navigation start → responseEnd' }, lastByteMs),
-      sampled({ case: c, metric: 'page: DOMContentLoaded', unit: 'ms', note: 'navigation start → domContentLoadedEventEnd (the scripts ran)' }, domContentLoadedMs),
+      sampled({ case: c, metric: 'page: first byte of the HTML', unit: 'ms', note: 'navigation start → responseStart' }, of('firstByte')),
+      sampled({ case: c, metric: 'page: last byte of the HTML', unit: 'ms', note: 'navigation start → responseEnd' }, of('lastByte')),
+      sampled({ case: c, metric: 'page: DOMContentLoaded', unit: 'ms', note: 'navigation start → domContentLoadedEventEnd (the scripts ran)' }, of('domContentLoaded')),
       sampled({ case: c, metric: 'page interactive (grid hydrated)', unit: 'ms',
-        note: 'navigation start → the grid element carries data-hydrated (keys and clicks are handled)' }, interactiveMs),
-      sampled({ case: c, metric: 'page: grid data received', unit: 'ms', note: 'navigation start → responseEnd of the tRPC batch with chessboard.grid' }, gridResponseMs),
-      sampled({ case: c, metric: 'page: DOM nodes', unit: 'nodes', note: 'Chromium Performance.getMetrics Nodes once ready and interactive' }, nodes),
+        note: 'navigation start → the grid element carries data-hydrated (keys and clicks are handled)' }, of('interactive')),
+      sampled({ case: c, metric: 'page: grid data received', unit: 'ms', note: 'navigation start → responseEnd of the tRPC batch with chessboard.grid' }, of('gridResponseEnd')),
+      sampled({ case: c, metric: 'page: DOM nodes', unit: 'nodes', note: 'Chromium Performance.getMetrics Nodes once ready and interactive' }, of('nodes')),
       sampled({ case: c, metric: 'page: grid elements per cell', unit: 'elements', note: 'elements inside .chess-grid / 1,000' }, gridElementsPerCell),
-      sampled({ case: c, metric: 'page: main thread, script', unit: 'ms', note: 'Performance.getMetrics ScriptDuration up to ready and interactive' }, scriptMs),
-      sampled({ case: c, metric: 'page: main thread, style recalculation', unit: 'ms', note: 'RecalcStyleDuration' }, styleMs),
-      sampled({ case: c, metric: 'page: main thread, layout', unit: 'ms', note: 'LayoutDuration' }, layoutMs),
-      sampled({ case: c, metric: 'page: main thread, all tasks', unit: 'ms', note: 'TaskDuration' }, taskMs),
+      sampled({ case: c, metric: 'page: main thread, script', unit: 'ms', note: 'Performance.getMetrics ScriptDuration up to ready and interactive' }, of('scriptMs')),
+      sampled({ case: c, metric: 'page: main thread, style recalculation', unit: 'ms', note: 'RecalcStyleDuration' }, of('styleMs')),
+      sampled({ case: c, metric: 'page: main thread, layout', unit: 'ms', note: 'LayoutDuration' }, of('layoutMs')),
+      sampled({ case: c, metric: 'page: main thread, all tasks', unit: 'ms', note: 'TaskDuration' }, of('taskMs')),
     ];
     return metrics;
   },

@@ -189,3 +189,20 @@ test('the overdue-hold legend item counts the holds past their deadline and filt
   for (const c of withOverdue.overdue) await expect(page.locator(`[data-cell-id="${c.id}"]`)).toHaveAttribute('data-match', 'true');
   await expect(matching.locator('.countdown-overdue')).toHaveCount(withOverdue.overdue.length);
 });
+
+test('a board opened by its URL asks for its grid from the HTML (preload), and the page uses that one answer', async ({ page }) => {
+  await signIn(page, USERS.devManager);
+  const [first] = await buildingsOf(page);
+  const gridRequests: string[] = [];
+  page.on('request', (r) => { if (r.url().includes('chessboard.grid')) gridRequests.push(r.url()); });
+  await page.goto(`/chessboard?project=${first.projectId}&building=${first.buildingId}`);
+  await expect(page.getByRole('grid').getByRole('gridcell')).toHaveCount(first.grid.cells.length);
+  const entries = await page.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+    .filter((e) => e.name.includes('chessboard.grid'))
+    .map((e) => ({ initiator: e.initiatorType, path: new URL(e.name).pathname })));
+  // one request, started by the <link rel=preload> in the HTML, not by the bundle after hydration
+  expect(entries).toEqual([{ initiator: 'link', path: '/api/trpc/chessboard.grid' }]);
+  expect(gridRequests).toHaveLength(1);
+  const preload = await page.locator('link[rel=preload][as=fetch]').getAttribute('href');
+  expect(preload).toBe(new URL(gridRequests[0]).pathname + new URL(gridRequests[0]).search);
+});

@@ -4,6 +4,7 @@ import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError }
 import { useState } from 'react';
 import superjson from 'superjson';
 import type { AppRouter } from '@/server/trpc/root';
+import { GRID_PROCEDURE, TRPC_URL } from './grid-request';
 import { TRPCProvider } from './trpc';
 
 /** A session that ended (expired, signed out elsewhere) sends the user to the sign-in page. */
@@ -38,10 +39,12 @@ export function Providers({ children }: { children: React.ReactNode }) {
     createTRPCClient<AppRouter>({
       links: [
         splitLink({
-          // the server refuses auth.signIn inside a batch (one request, one attempt)
-          condition: (op) => op.path === 'auth.signIn',
-          true: httpLink({ url: '/api/trpc', transformer: superjson }),
-          false: httpBatchLink({ url: '/api/trpc', transformer: superjson, maxURLLength: 4000, maxItems: 10 }),
+          // on their own request: auth.signIn (the server refuses it inside a batch: one request, one
+          // attempt), and the chessboard's grid, which the page preloads from its HTML under exactly this
+          // URL (grid-request.ts) and which must not wait for the slowest query of a batch
+          condition: (op) => op.path === 'auth.signIn' || op.path === GRID_PROCEDURE,
+          true: httpLink({ url: TRPC_URL, transformer: superjson }),
+          false: httpBatchLink({ url: TRPC_URL, transformer: superjson, maxURLLength: 4000, maxItems: 10 }),
         }),
       ],
     }),

@@ -13,6 +13,9 @@ const nextConfig = {
     '@opentelemetry/sdk-node', '@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources',
   ],
   typedRoutes: false,
+  // NEXT_BROWSER_SOURCE_MAPS=1 (bench profiling only): the browser chunks get .map files, so
+  // bench/cpuprofile-summary.ts can name the sources of a Chromium profile (BENCH_BROWSER_CPU_PROF)
+  productionBrowserSourceMaps: process.env.NEXT_BROWSER_SOURCE_MAPS === '1',
   // `next dev` serves its client bundles to these hosts too (Playwright uses 127.0.0.1)
   allowedDevOrigins: ['127.0.0.1', 'localhost'],
   async headers() {

@@ -7,7 +7,11 @@
  */
 import fs from 'node:fs';
 import { SourceMap } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+// run from the repository's root, as npm runs it
+const BENCH_WEB_NEXT = path.resolve('.data', 'bench-web', '.next');
 
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
 interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
@@ -18,8 +22,14 @@ function sourceMapOf(url: string): SourceMap | null {
   if (!maps.has(url)) {
     let map: SourceMap | null = null;
     try {
-      const file = url.startsWith('file://') ? fileURLToPath(url) : url;
-      if (file.includes('/.next/') && fs.existsSync(`${file}.map`)) map = new SourceMap(JSON.parse(fs.readFileSync(`${file}.map`, 'utf8')));
+      // a browser chunk (Chromium profile): the bench's web build serves /_next/static/ from .data/bench-web/.next/static/
+      const file = url.startsWith('file://') ? fileURLToPath(url)
+        : /^https?:\/\/[^/]+\/_next\/static\//.test(url) ? path.join(BENCH_WEB_NEXT, url.replace(/^https?:\/\/[^/]+\/_next\//, '').split('?')[0]) : url;
+      // the map a chunk names in its last line (turbopack's browser maps have names of their own), else <chunk>.map
+      const named = file.includes('/.next/') && fs.existsSync(file)
+        ? fs.readFileSync(file, 'utf8').slice(-300).match(/\/\/# sourceMappingURL=(\S+)\s*$/)?.[1] : undefined;
+      const mapFile = named && !named.startsWith('data:') ? path.join(path.dirname(file), named) : `${file}.map`;
+      if (file.includes('/.next/') && fs.existsSync(mapFile)) map = new SourceMap(JSON.parse(fs.readFileSync(mapFile, 'utf8')));
     } catch { /* no map: the frame keeps its generated position */ }
     maps.set(url, map);
   }

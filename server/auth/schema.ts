@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigserial, boolean, check, index, pgSchema, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { USER_ROLES } from './actor';
 
 /**
  * auth's own tables (users, sessions, sign-in attempts, tenant names) in the `auth` PostgreSQL schema.
@@ -8,7 +9,7 @@ import { bigserial, boolean, check, index, pgSchema, text, timestamp, uuid } fro
  */
 export const auth = pgSchema('auth');
 
-export const USER_ROLES = ['agent', 'developer_manager', 'pin_manager', 'ops', 'viewer'] as const;
+export { USER_ROLES };
 
 export const users = auth.table('users', {
   id: uuid('id').primaryKey(),

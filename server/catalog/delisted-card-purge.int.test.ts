@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AppError } from '../platform/errors';
+import { createTestContext, type TestContext } from '../testing/harness';
+import type * as Card from './card';
+import { purgeRemovableBatch } from './delisted-card-purge';
+import { createDelistedRetentionJob, DelistedRetentionRunFailed } from './delisted-retention.job';
+import { countRows, DAY_MS, insertObjectCard, insertProjectCard, jobContext } from './test-fixtures';
+
+/**
+ * The live-card guard of the batch statement (purgeRemovableBatch): the domain rule `isRemovable` is
+ * asked about what the DELETE removed, and a refusal rolls the batch back. The SQL predicate and the
+ * rule agree, so to see the guard act the rule is wrapped in a spy that a test can make refuse — what a
+ * predicate bug (or a rule that changed without its SQL) would look like.
+ */
+const rule = vi.hoisted(() => ({ refuse: false, calls: [] as { status: string; updatedAt: Date }[] }));
+vi.mock('./card', async (importOriginal) => {
+  const actual = await importOriginal<typeof Card>();
+  return {
+    ...actual,
+    isRemovable: (card: { status: Card.CardStatus; updatedAt: Date }, cutoff: Date) => {
+      rule.calls.push(card);
+      return rule.refuse ? false : actual.isRemovable(card, cutoff);
+    },
+  };
+});
+
+let t: TestContext;
+beforeAll(async () => { t = await createTestContext(); });
+afterAll(async () => { await t?.close(); });
+beforeEach(async () => {
+  rule.refuse = false;
+  rule.calls = [];
+  await t.database.sql`TRUNCATE catalog.property_object_cards, catalog.project_cards, catalog.property_object_display_overrides,
+    catalog.building_display_overrides`;
+});
+
+const NOW = new Date('2025-06-01T00:30:00.000Z');
+const CUTOFF = new Date(NOW.getTime() - 30 * DAY_MS);
+const before = (ms: number) => new Date(CUTOFF.getTime() - ms);
+
+describe('purgeRemovableBatch: the domain rule guards what the batch statement deleted', () => {
+  it('asks the rule about the newest deleted card of each status and returns every deleted id', async () => {
+    const cards = [
+      await insertObjectCard(t.database, { status: 'Delisted', updatedAt: before(3 * DAY_MS) }),
+      await insertObjectCard(t.database, { status: 'Delisted', updatedAt: before(1000) }), // the newest
+      await insertObjectCard(t.database, { status: 'Delisted', updatedAt: before(2 * DAY_MS) }),
+    ];
+    const batch = await t.database.db.transaction((tx) => purgeRemovableBatch(tx, { phase: 'property_object', cutoff: CUTOFF, limit: 10 }));
+    expect([...batch.ids].sort()).toEqual([...cards].sort());
+    expect(rule.calls).toEqual([{ status: 'Delisted', updatedAt: before(1000) }]);
+    expect(await countRows(t.database, 'catalog.property_object_cards')).toBe(0);
+  });
+
+  it('a card the rule refuses fails the batch (CATALOG_RETENTION_LIVE_CARD_IN_BATCH) and its transaction removes nothing', async () => {
+    const card = await insertObjectCard(t.database, { status: 'Delisted', updatedAt: before(DAY_MS) });
+    await t.database.sql`INSERT INTO catalog.property_object_display_overrides (id, property_object_id, title, deleted_at)
+      VALUES (${randomUUID()}, ${card}, 'kept', NULL)`;
+    rule.refuse = true;
+    const err = await t.database.db.transaction((tx) => purgeRemovableBatch(tx, { phase: 'property_object', cutoff: CUTOFF, limit: 10 }))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: 'CATALOG_RETENTION_LIVE_CARD_IN_BATCH', details: { ids: [card], statuses: ['Delisted'] } });
+    expect(await countRows(t.database, 'catalog.property_object_cards', `id = '${card}'`)).toBe(1);
+    expect(await countRows(t.database, 'catalog.property_object_display_overrides', `property_object_id = '${card}'`)).toBe(1);
+  });
+
+  it('through the job: the refused batch rolls back, the run fails and logs the batch; the cards of both phases stay', async () => {
+    const projectId = await insertProjectCard(t.database, { status: 'Delisted', updatedAt: before(DAY_MS) });
+    const card = await insertObjectCard(t.database, { projectId, status: 'Delisted', updatedAt: before(DAY_MS) });
+    rule.refuse = true;
+    const runId = randomUUID();
+    const err = await createDelistedRetentionJob({ clock: () => NOW }).run(jobContext(t, { runId })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DelistedRetentionRunFailed);
+    expect((err as DelistedRetentionRunFailed).summary).toMatchObject({ DeletedPropertyObjectCards: 0, BatchesProcessed: 0, HasMore: true, StoppedBy: 'Failed' });
+    expect(t.logLines().find((l) => l.event === 'catalog.delisted_retention.batch_failed' && l.RunId === runId))
+      .toMatchObject({ level: 'error', phase: 'property_object', batchIndex: 1 });
+    expect(await countRows(t.database, 'catalog.property_object_cards', `id = '${card}'`)).toBe(1);
+    expect(await countRows(t.database, 'catalog.project_cards', `id = '${projectId}'`)).toBe(1);
+  });
+});

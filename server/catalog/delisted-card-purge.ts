@@ -1,4 +1,4 @@
-import { and, eq, lt, notExists, sql } from 'drizzle-orm';
+import { and, lt, notExists, sql } from 'drizzle-orm';
 import { executePrepared, type DbOrTx, type Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { isRemovable, type CardStatus } from './card';
@@ -16,9 +16,13 @@ import {
 export type RetentionPhase = 'property_object' | 'project';
 export const RETENTION_PHASES: readonly RetentionPhase[] = ['property_object', 'project'];
 
-/** Status = Delisted ∧ UpdatedAt < cutoff, for the property object cards. */
+/**
+ * Status = Delisted ∧ UpdatedAt < cutoff, for the property object cards. The status is a literal in the
+ * SQL, not a parameter: the batch runs as a named prepared statement, and a generic plan with the status
+ * as a parameter could not use the partial index on Delisted cards.
+ */
 export const removablePropertyObjectCard = (cutoff: Date) =>
-  and(eq(propertyObjectCards.status, 'Delisted'), lt(propertyObjectCards.updatedAt, cutoff));
+  and(sql`${propertyObjectCards.status} = 'Delisted'`, lt(propertyObjectCards.updatedAt, cutoff));
 
 /**
  * Status = Delisted ∧ UpdatedAt < cutoff for project cards — and no object card of the project left.
@@ -29,7 +33,7 @@ export const removablePropertyObjectCard = (cutoff: Date) =>
  */
 export const removableProjectCard = (cutoff: Date) =>
   and(
-    eq(projectCards.status, 'Delisted'),
+    sql`${projectCards.status} = 'Delisted'`,
     lt(projectCards.updatedAt, cutoff),
     notExists(sql`(SELECT 1 FROM ${propertyObjectCards} WHERE ${propertyObjectCards.projectId} = ${projectCards.id})`),
   );

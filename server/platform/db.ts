@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { getTableColumns, sql, type SQL, type Table } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -54,6 +54,47 @@ export function preparedQuery<P extends { execute(values?: Record<string, unknow
     const onCaller = Object.create(built) as P & { client: postgres.Sql };
     onCaller.client = (db._.session as unknown as { client: postgres.Sql }).client;
     return onCaller.execute(values) as ReturnType<P['execute']>;
+  };
+}
+
+/**
+ * A fixed-shape write (INSERT or UPDATE) built ONCE per process like preparedQuery: `build` gets one
+ * placeholder per column in `keys` (named by the column's key) for the row's values, and may add
+ * placeholders of its own (a WHERE's) that each call passes in `params`. Each call encodes the row's
+ * values as drizzle does for a plain value (null stays null, anything else through the column's
+ * mapToDriverValue: a Date → ISO text, jsonb → JSON text) and runs the statement prepared on its own
+ * caller's connection. Building an INSERT of ~20 columns cost ~50–70 µs of drizzle per statement and
+ * call (issue #17, booking-commands); this costs a lookup per column.
+ *
+ * Every key of `keys` must have a value: an `undefined` throws instead of meaning DEFAULT (a built
+ * statement has one shape; a column left to its default is one not in `keys`).
+ *
+ * (The placeholders are `sql\`${sql.placeholder(k)}\``, not bare `sql.placeholder(k)`: drizzle binds a
+ * bare one to its column and runs the column's encoder on the value even when it is null — a nullable
+ * timestamp then fails with `null.toISOString()`.)
+ */
+export function preparedWrite<
+  T extends Table,
+  K extends keyof T['$inferInsert'] & string,
+  P extends { execute(values?: Record<string, unknown>): Promise<unknown> },
+>(
+  name: string,
+  table: T,
+  keys: readonly K[],
+  build: (db: DbOrTx, values: Record<K, SQL>) => { prepare(name: string): P },
+): (db: DbOrTx, row: { [C in K]: Exclude<T['$inferInsert'][C], undefined> }, params?: Record<string, unknown>) => ReturnType<P['execute']> {
+  const columns = getTableColumns(table);
+  const encoders = keys.map((k) => [k, columns[k]!] as const);
+  const values = Object.fromEntries(keys.map((k) => [k, sql`${sql.placeholder(k)}`])) as Record<K, SQL>;
+  const run = preparedQuery(name, (db) => build(db, values));
+  return (db, row, params) => {
+    const encoded: Record<string, unknown> = { ...params };
+    for (const [k, column] of encoders) {
+      const v: unknown = row[k];
+      if (v === undefined) throw new Error(`${name}: no value for ${k}`);
+      encoded[k] = v === null ? null : column.mapToDriverValue(v);
+    }
+    return run(db, encoded);
   };
 }
 

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../testing/harness';
 import { connectPostgres } from './db';
@@ -59,6 +60,75 @@ describe('postgres.js patch (porsager/postgres#1208)', () => {
     } finally {
       uncaught.stop();
       await client.end({ timeout: 1 }).catch(() => {});
+    }
+  });
+});
+
+describe('postgres.js patch: pipelined BEGIN (issue #17)', () => {
+  /** The socket writes to PostgreSQL while `fn` runs (what a loopback round trip costs is mostly its send()). */
+  async function writesDuring<T>(port: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
+    const original = net.Socket.prototype.write;
+    let writes = 0;
+    net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+      if (this.remotePort === port) writes++;
+      return (original as (...a: unknown[]) => boolean).apply(this, args);
+    } as typeof original;
+    try {
+      return { result: await fn(), writes };
+    } finally {
+      net.Socket.prototype.write = original;
+    }
+  }
+
+  it('the first statements go out with BEGIN: one write for BEGIN + statements, one for COMMIT', async () => {
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-begin' });
+    try {
+      await client`SELECT 1`; // connected
+      const port = Number(new URL(t.env.DATABASE_URL).port);
+      const { result, writes } = await writesDuring(port, () => client.begin(async (tx) => {
+        const [a, b] = await Promise.all([tx`SELECT 1 AS one`, tx`SELECT 2 AS two`]);
+        return [a[0]!.one, b[0]!.two];
+      }));
+      expect(result).toEqual([1, 2]);
+      expect(writes).toBe(2); // unpatched: 3 (BEGIN alone, then the statements, then COMMIT)
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  });
+
+  it('statements sent behind BEGIN run inside the transaction: its options, its snapshot, its rollback', async () => {
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 2, applicationName: 'pin-test-begin-tx' });
+    try {
+      await client`CREATE TABLE IF NOT EXISTS begin_patch_rows (id int PRIMARY KEY)`;
+      const [{ level, inBlock }] = await client.begin('isolation level serializable', (tx) =>
+        tx<{ level: string; inBlock: boolean }[]>`SELECT current_setting('transaction_isolation') AS level, now() = statement_timestamp() AS "inBlock"`);
+      expect(level).toBe('serializable');
+      expect(inBlock).toBe(false); // now() is the transaction's start, earlier than the statement's own
+      // a failure after a write rolls the write back
+      const failed = await client.begin(async (tx) => {
+        await Promise.all([tx`INSERT INTO begin_patch_rows VALUES (1)`, tx`SELECT 1 / 0`]);
+      }).then(() => null, (e: unknown) => e as { code?: string });
+      expect(failed?.code).toBe('22012');
+      expect(await client`SELECT id FROM begin_patch_rows`).toHaveLength(0);
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  });
+
+  it('more transactions than connections: each waits for a connection and runs alone in its own transaction', async () => {
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 2, applicationName: 'pin-test-begin-queue' });
+    try {
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => client.begin(async (tx) => {
+        const [[{ xid }], [{ pid }]] = await Promise.all([tx<{ xid: string }[]>`SELECT txid_current()::text AS xid`, tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`]);
+        await tx`SELECT pg_sleep(0.01)`;
+        const [{ again }] = await tx<{ again: string }[]>`SELECT txid_current()::text AS again`;
+        return { i, xid, again, pid };
+      })));
+      for (const r of results) expect(r.again).toBe(r.xid);
+      expect(new Set(results.map((r) => r.xid)).size).toBe(12);
+      expect(new Set(results.map((r) => r.pid)).size).toBeLessThanOrEqual(2);
+    } finally {
+      await client.end({ timeout: 1 });
     }
   });
 });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
+import { integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../testing/harness';
-import { executePrepared, preparedQuery } from './db';
+import { executePrepared, preparedQuery, preparedWrite } from './db';
 
 /**
  * executePrepared (platform/db.ts): a statement run as a named, server-side prepared statement on the
@@ -64,5 +65,65 @@ describe('preparedQuery', () => {
     expect(pooled?.n).toBe(3);
     expect([null, '']).toContain(pooled?.v);
     expect(builds).toBe(1);
+  });
+});
+
+describe('preparedWrite', () => {
+  const things = pgTable('prepared_write_things', {
+    id: uuid('id').primaryKey(),
+    name: text('name'),
+    at: timestamp('at', { withTimezone: true, precision: 3 }),
+    doc: jsonb('doc').$type<{ a: number[] }>(),
+    version: integer('version').notNull().default(1),
+  });
+  beforeAll(async () => {
+    await t.database.db.execute(sql`CREATE TABLE prepared_write_things (id uuid PRIMARY KEY, name text, at timestamptz(3), doc jsonb, version int NOT NULL DEFAULT 1)`);
+  });
+
+  it('writes the same row as drizzle\'s insert of the values (a Date, a null timestamp, jsonb), built once, prepared on the caller\'s transaction', async () => {
+    let builds = 0;
+    const insert = preparedWrite('test_prepared_write', things, ['id', 'name', 'at', 'doc'], (db, values) => {
+      builds++;
+      return db.insert(things).values(values);
+    });
+    const at = new Date('2026-12-02T10:11:12.345Z');
+    const rows = [
+      { id: randomUUID(), name: 'a', at, doc: { a: [1, 2] } },
+      // null where drizzle's column-bound placeholder would run the timestamp's encoder on it (null.toISOString())
+      { id: randomUUID(), name: null, at: null, doc: null },
+    ];
+    await t.database.db.transaction(async (tx) => {
+      for (const row of rows) await insert(tx, row);
+      // on the transaction's connection, as a prepared statement
+      const prepared = (await tx.execute(sql`SELECT statement FROM pg_prepared_statements WHERE NOT from_sql AND statement LIKE '%prepared_write_things%'`)) as unknown[];
+      expect(prepared).toHaveLength(1);
+    });
+    // the same values through drizzle's plain insert, for comparison
+    const plain = rows.map((r) => ({ ...r, id: randomUUID() }));
+    for (const row of plain) await t.database.db.insert(things).values(row);
+    const read = async (id: string) => (await t.database.db.select().from(things).where(eq(things.id, id)))[0];
+    for (const [i, row] of rows.entries()) {
+      expect(await read(row.id)).toEqual({ ...row, version: 1 });
+      expect({ ...(await read(plain[i]!.id)), id: row.id }).toEqual(await read(row.id));
+    }
+    expect(builds).toBe(1);
+  });
+
+  it('an UPDATE with placeholders of its own (the WHERE\'s), given per call', async () => {
+    const id = randomUUID();
+    await t.database.db.insert(things).values({ id, name: 'before', at: null, doc: null });
+    const update = preparedWrite('test_prepared_update', things, ['name', 'at'], (db, values) => db.update(things)
+      .set({ ...values, version: sql`${things.version} + 1` })
+      .where(eq(things.id, sql.placeholder('whereId')))
+      .returning({ version: things.version }));
+    const at = new Date('2026-12-02T00:00:00.000Z');
+    expect(await update(t.database.db, { name: 'after', at }, { whereId: id })).toEqual([{ version: 2 }]);
+    expect(await update(t.database.db, { name: 'other', at: null }, { whereId: randomUUID() })).toEqual([]);
+    expect((await t.database.db.select().from(things).where(eq(things.id, id)))[0]).toEqual({ id, name: 'after', at, doc: null, version: 2 });
+  });
+
+  it('a key without a value throws (it does not silently become the column\'s DEFAULT)', async () => {
+    const insert = preparedWrite('test_prepared_write_missing', things, ['id', 'name', 'version'], (db, values) => db.insert(things).values(values));
+    expect(() => insert(t.database.db, { id: randomUUID(), name: 'x', version: undefined as unknown as number })).toThrow(/no value for version/);
   });
 });

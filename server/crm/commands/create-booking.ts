@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { eq, getTableColumns, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { preparedQuery, type Tx } from '../../platform/db';
+import { preparedQuery, preparedWrite, type Tx } from '../../platform/db';
 import { pgConstraint, pgErrorCode } from '../../platform/errors';
 import { writeOutbox } from '../../platform/outbox/write';
 import { createBooking, type BookingRecord } from '../booking';
@@ -44,6 +44,10 @@ const objectView = preparedQuery('crm_property_object_view', (db) => db
   .from(crmPropertyObjects)
   .where(eq(crmPropertyObjects.id, sql.placeholder('id'))));
 const selectObjectView = (tx: Tx, propertyObjectId: string) => objectView(tx, { id: propertyObjectId });
+
+/** The booking row, every column from the record (built once, run prepared: platform/db.ts preparedWrite). */
+const insertBooking = preparedWrite('crm_booking_insert', bookings, Object.keys(getTableColumns(bookings)) as (keyof BookingRecord)[],
+  (db, values) => db.insert(bookings).values(values));
 
 function assertBookable(view: Awaited<ReturnType<typeof selectObjectView>>[number] | undefined, propertyObjectId: string, dealTenantId: string): void {
   const verdict = bookability(view ?? null, dealTenantId);
@@ -97,7 +101,7 @@ export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ct
     // statements behind it fail as "transaction aborted") and the whole transaction rolls back.
     try {
       await Promise.all([
-        tx.insert(bookings).values(booking).prepare('crm_booking_insert').execute().then(() => undefined),
+        insertBooking(tx, booking).then(() => undefined),
         dealChange ? saveDealStatus(tx, deal.id, dealChange, ctx.now) : undefined,
         writeOutbox(tx, 'crm', { ...bookingCreatedEvent(booking, ctx, deal.agentId), messageId }),
         writeTimeline(tx, ctx, transition, [messageId]),

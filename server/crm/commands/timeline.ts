@@ -1,7 +1,12 @@
-import type { Tx } from '../../platform/db';
+import { preparedWrite, type Tx } from '../../platform/db';
 import { bookingTimeline } from '../schema';
 import type { BookingTransition } from '../booking';
 import type { CommandContext } from './context';
+
+// built once, run prepared (platform/db.ts preparedWrite): one round trip, pipelined with the command's other writes
+const insertTimeline = preparedWrite('crm_timeline_insert', bookingTimeline,
+  ['bookingId', 'tenantId', 'at', 'actorType', 'actorId', 'action', 'fromStatus', 'toStatus', 'reason', 'correlationId', 'messageIds', 'bookingVersion'],
+  (db, values) => db.insert(bookingTimeline).values(values));
 
 /** One crm.booking_timeline row per transition: actor, from → to, reason, the message ids it published. */
 export async function writeTimeline(
@@ -12,7 +17,7 @@ export async function writeTimeline(
   reason: string | null = null,
   action: string = transition.action,
 ): Promise<void> {
-  await tx.insert(bookingTimeline).values({
+  await insertTimeline(tx, {
     bookingId: transition.booking.id,
     tenantId: transition.booking.tenantId,
     at: ctx.now,
@@ -25,8 +30,5 @@ export async function writeTimeline(
     correlationId: ctx.correlationId,
     messageIds,
     bookingVersion: transition.booking.version,
-  })
-    // prepared (named): one round trip, pipelined with the command's other writes (platform/db.ts)
-    .prepare('crm_timeline_insert')
-    .execute();
+  });
 }

@@ -126,6 +126,8 @@ describe('consumer runner', () => {
     await send(env.aggregateId, JSON.stringify(env));
     await waitFor(async () => applied.includes(env.messageId), 30_000);
     expect(applied.filter((id) => id === env.messageId)).toHaveLength(1);
+    // `applied` is filled inside the handler's transaction: wait for its commit (the inbox row commits with it)
+    await waitFor(async () => (await t.database.sql`SELECT 1 FROM chessboard.inbox WHERE message_id = ${env.messageId}`)[0]);
     const audit = await t.database.sql`SELECT count(*)::int AS n FROM ops.audit_log WHERE target_id = ${env.aggregateId}`;
     expect(audit[0].n).toBe(1); // the failed attempts rolled back their writes
   });

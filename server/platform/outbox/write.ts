@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { contracts, eventTypes, type Topic } from '../../contracts';
 import type { z } from 'zod';
-import { executePrepared, type Tx } from '../db';
+import { executePrepared, preparedWrite, type Tx } from '../db';
 import { traceHeaders } from '../tracing';
 import { outboxTable } from './table';
 
@@ -16,6 +16,11 @@ export type OutboxName = (typeof OUTBOX_NAMES)[number];
  * addresses one by its schema name (as the relay's SQL does) instead of importing the context's schema.
  */
 const OUTBOXES = Object.fromEntries(OUTBOX_NAMES.map((name) => [name, outboxTable(pgSchema(name))])) as Record<OutboxName, ReturnType<typeof outboxTable>>;
+/** One event's row of an outbox, built once and run prepared (db.ts preparedWrite); the other columns keep their defaults. */
+const outboxInsert = (name: OutboxName) => preparedWrite(`outbox_insert_${name}`, OUTBOXES[name],
+  ['messageId', 'topic', 'key', 'aggregateType', 'aggregateId', 'payload', 'headers'],
+  (db, values) => db.insert(OUTBOXES[name]).values(values));
+const OUTBOX_INSERTS = Object.fromEntries(OUTBOX_NAMES.map((name) => [name, outboxInsert(name)])) as Record<OutboxName, ReturnType<typeof outboxInsert>>;
 export const outboxChannel = (name: OutboxName) => `pin_outbox_${name}`;
 
 export interface OutboxEvent<T extends Topic> {
@@ -113,7 +118,7 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
   // transaction's connection): one round trip, one socket write, instead of two
   await Promise.all([
     // both prepared (named): see platform/db.ts — unprepared, each took two round trips and the two were not pipelined
-    tx.insert(OUTBOXES[outbox]).values(row).prepare('outbox_insert').execute().then(() => undefined),
+    OUTBOX_INSERTS[outbox](tx, row).then(() => undefined),
     notifyOutbox(tx, outbox, [event]).then(() => undefined),
   ]);
   return row.messageId;

@@ -1,11 +1,8 @@
 import { AppError } from '../platform/errors';
+import { USER_ROLES } from './roles';
 
-/**
- * The roles. Declared here, not in auth's schema (which takes them for users.role): client components
- * import this module through the role/permission modules they share, and a value import of the schema
- * put drizzle-orm's pg-core (~80 KB) into the browser's bundle of every console page.
- */
-export const USER_ROLES = ['agent', 'developer_manager', 'pin_manager', 'ops', 'viewer'] as const;
+/** The roles, for other contexts (crm labels a metric by them) that may not import auth's schema. */
+export { USER_ROLES };
 export type Role = (typeof USER_ROLES)[number];
 
 /** Who is calling. `tenantId` null = cross-tenant role (pin_manager, ops); system jobs use SYSTEM_ACTOR. */

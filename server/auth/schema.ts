@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigserial, boolean, check, index, pgSchema, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { USER_ROLES } from './actor';
+import { USER_ROLES } from './roles';
 
 /**
  * auth's own tables (users, sessions, sign-in attempts, tenant names) in the `auth` PostgreSQL schema.
@@ -9,7 +9,6 @@ import { USER_ROLES } from './actor';
  */
 export const auth = pgSchema('auth');
 
-export { USER_ROLES };
 
 export const users = auth.table('users', {
   id: uuid('id').primaryKey(),

@@ -381,7 +381,9 @@ export const holdExpirationCase: BenchCase = {
       scales.push(await Scale.prepare(ctx, smallLabel, small, stuck));
       const [b, sm] = scales;
       for (const x of scales) { await x.restore(); await x.job(); await x.restore(); await x.raw(); } // warm-up
-      const runs = ctx.runs * 2; // a run takes about a second: twice the runs for steadier medians
+      // a run takes about a second per scale: twice the runs, and at least 7 (an odd count, so the median
+      // is one cycle's figure, not the lower of 2 — with `--runs 1` it was 2 cycles per scale)
+      const runs = Math.max(ctx.runs * 2, 7);
       for (let i = 0; i < runs; i++) {
         for (const x of scales) await x.measure();
         ctx.log(`hold-expiration: run ${i + 1}/${runs}: ${scales.map((x) => `@${x.label} cycle ${x.result.cycleMs.at(-1)!.toFixed(0)} ms, phases ${x.result.phaseMs.slice(-2).map((v) => v.toFixed(0)).join('/')} ms, raw ${x.result.rawMs.slice(-2).map((v) => v.toFixed(0)).join('/')} ms${x.result.wal.length ? `, WAL ${JSON.stringify(x.result.wal.at(-1))}` : ''}`).join('; ')}`);

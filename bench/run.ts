@@ -51,7 +51,7 @@ function usage(): string {
   return [
     'usage: npm run bench [-- <case>…] [--quick] [--runs N] [--keep]',
     '  --quick    every workload divided by 10 (smoke run)',
-    '  --runs N   measured runs per case after one warm-up (default 5; 3 with --quick; the slow cases take at most 3, hold-expiration twice N)',
+    '  --runs N   measured runs per case after one warm-up (default 5; 3 with --quick; the slow cases take at most 3, hold-expiration twice N, at least 7)',
     '  --keep     keep the pinbench_* databases (useful with DATABASE_URL: the bench\'s own PostgreSQL is removed at the end)',
     `cases: ${CASES.map((c) => c.name).join(', ')}`,
   ].join('\n');

@@ -15,6 +15,17 @@ import { median } from '../lib/stats';
  * job-runner child; the baseline is ONE SQL statement per phase doing the same writes (select …
  * skip locked → update → outbox + status history + hold_releases + project recalc request + NOTIFY)
  * on the same data, restored before every run from a saved copy of the held rows.
+ *
+ * The restore ends with VACUUM (ANALYZE) + CHECKPOINT (settle), so the first change of every page in
+ * the measured cycle writes a full-page image into WAL. That is kept on purpose: in production the job
+ * releases holds that have sat unchanged for more than HoldGrace (10 min) — longer than
+ * checkpoint_timeout (5 min by default) — so their heap and index pages get a full-page image on their
+ * first change after a checkpoint just the same; without the CHECKPOINT the restore's own changes would
+ * spare the job those images (a condition production does not have). The pages are in shared_buffers
+ * (the restore has just touched them), so nothing is read from disk. Per cycle the case reports what
+ * it wrote (pg_walinspect over the cycle's WAL, this database's blocks only: pages changed, heap /
+ * index, full-page images, WAL bytes) and, once per scale, the candidate query's and the baseline
+ * statement's EXPLAIN (ANALYZE, BUFFERS, WAL): the figures behind the @1M / @10k ratio.
  */
 
 const TABLES_TOUCHED = [
@@ -85,14 +96,14 @@ async function restore(sql: postgres.Sql): Promise<void> {
  * project recalc request, and the NOTIFY. $1 grace ms, $2 batch size, $3 run id, $4 AsOf.
  */
 export function rawPhaseStatement(phase: 'reserved' | 'booked'): string {
-  const status = phase === 'reserved' ? 'Reserved' : 'Booked';
+  // the job's predicate: the timer alone (INV-CHS-002 makes `status = X` implied; see the .sql.ts)
   const timer = phase === 'reserved' ? 'reserved_until' : 'booked_until';
   const timerName = phase === 'reserved' ? 'ReservedUntil' : 'BookedUntil';
   return `
     WITH picked AS (
       SELECT id, tenant_id, project_id, building_id, status, ${timer} AS timer, hold_deal_id, hold_booking_id, version
       FROM chessboard.property_objects
-      WHERE status = '${status}' AND ${timer} < $4::timestamptz - $1::bigint * interval '1 millisecond'
+      WHERE ${timer} < $4::timestamptz - $1::bigint * interval '1 millisecond'
       ORDER BY ${timer}, id
       LIMIT $2
       FOR UPDATE SKIP LOCKED
@@ -148,6 +159,46 @@ interface ScaleResult {
   /** the job's two end-of-cycle backlog counts */
   countMs: number[];
   drain?: { jobMs: number; cycles: number; released: number; backlog: number; rawMs: number; rawReleased: number };
+  /** what each measured cycle wrote (pg_walinspect; absent when the extension is not available) */
+  wal: CycleWal[];
+  /** once per scale, after a restore: EXPLAIN (ANALYZE, BUFFERS, WAL) of the reserved phase's candidate query and raw statement */
+  explain?: { candidate: PlanFigures; raw: PlanFigures };
+}
+
+/** A cycle's WAL: bytes over the cycle (the server's), and this database's block references in it. */
+interface CycleWal {
+  bytes: number;
+  records: number;
+  fpi: number;
+  fpiBytes: number;
+  pages: number;
+  heapPages: number;
+  indexPages: number;
+}
+
+interface PlanFigures {
+  ms: number;
+  hit: number;
+  read: number;
+  dirtied: number;
+  walFpi: number;
+  walBytes: number;
+  /** the scan of chessboard.property_objects that feeds the LIMIT */
+  scan: string;
+}
+
+/** The top node's Buffers / WAL and the property_objects scan of a text EXPLAIN (ANALYZE, BUFFERS, WAL). */
+function planFigures(lines: string[]): PlanFigures {
+  const text = lines.join('\n');
+  const first = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+  const buffers = lines.find((l) => /^\s*Buffers:/.test(l)) ?? '';
+  const wal = lines.find((l) => /^\s*WAL:/.test(l)) ?? '';
+  const num = (line: string, key: string) => Number(new RegExp(`${key}=(\\d+)`).exec(line)?.[1] ?? 0);
+  const scan = /(Index Scan using \S+|Bitmap Heap Scan|Seq Scan) on property_objects/.exec(text)?.[1] ?? '?';
+  return {
+    ms: first(/Execution Time: ([\d.]+) ms/), hit: num(buffers, 'hit'), read: num(buffers, 'read'), dirtied: num(buffers, 'dirtied'),
+    walFpi: num(wal, 'fpi'), walBytes: num(wal, 'bytes'), scan,
+  };
 }
 
 const GRACE_MS = 10 * 60_000;
@@ -155,7 +206,8 @@ const BATCH = 200;
 
 /** One dataset: its database, a raw client for restores, and the job-runner child that runs the job and the raw statements. */
 class Scale {
-  readonly result: ScaleResult = { phaseMs: [], rawMs: [], cycleMs: [], selectMs: [], countMs: [] };
+  readonly result: ScaleResult = { phaseMs: [], rawMs: [], cycleMs: [], selectMs: [], countMs: [], wal: [] };
+  private walinspect: boolean | undefined;
   private constructor(readonly label: string, readonly stuck: number, readonly sql: postgres.Sql, readonly agent: Agent) {}
 
   static async prepare(ctx: BenchContext, label: string, objects: number, stuck: number): Promise<Scale> {
@@ -221,11 +273,56 @@ class Scale {
     this.result.countMs.push(count);
   }
 
+  private async lsn(): Promise<string | undefined> {
+    if (this.walinspect === undefined) {
+      // a superuser on the bench's own server; on an external one without the right, no WAL figures
+      this.walinspect = await this.sql.unsafe('CREATE EXTENSION IF NOT EXISTS pg_walinspect').then(() => true, () => false);
+    }
+    if (!this.walinspect) return undefined;
+    const [{ l }] = await this.sql.unsafe<{ l: string }[]>('SELECT pg_current_wal_insert_lsn()::text AS l');
+    return l;
+  }
+
+  /** The WAL between two LSNs: its bytes, and this database's block references (pages, full-page images). */
+  private async walBetween(from: string, to: string): Promise<CycleWal> {
+    const [r] = await this.sql.unsafe<Omit<CycleWal, 'bytes'>[]>(`
+      SELECT (SELECT count(*) FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn))::int AS records,
+        count(*) FILTER (WHERE b.block_fpi_length > 0)::int AS fpi, coalesce(sum(b.block_fpi_length), 0)::int AS "fpiBytes",
+        count(DISTINCT (b.relfilenode, b.relforknumber, b.relblocknumber))::int AS pages,
+        count(DISTINCT (b.relfilenode, b.relblocknumber)) FILTER (WHERE c.relkind = 'r' AND b.relforknumber = 0)::int AS "heapPages",
+        count(DISTINCT (b.relfilenode, b.relblocknumber)) FILTER (WHERE c.relkind = 'i')::int AS "indexPages"
+      FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b
+      LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
+      WHERE b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())`, [from, to]);
+    const [{ bytes }] = await this.sql.unsafe<{ bytes: number }[]>('SELECT ($2::pg_lsn - $1::pg_lsn)::int AS bytes', [from, to]);
+    return { bytes, ...r };
+  }
+
+  /**
+   * Once, from the restored state: EXPLAIN (ANALYZE, BUFFERS, WAL) of the reserved phase's candidate
+   * query (read-only, as probeReads runs it) and of its raw statement (which writes; restored after).
+   */
+  async explain(): Promise<void> {
+    await this.restore();
+    const cutoff = new Date(Date.now() - GRACE_MS);
+    const q = selectExpiredHoldsForUpdate(drizzle(this.sql) as never, 'reserved', cutoff, BATCH).toSQL();
+    const text = q.sql.replace(/ for update skip locked$/i, '');
+    const plan = async (sqlText: string, params: unknown[]) =>
+      (await this.agent.sql(`EXPLAIN (ANALYZE, BUFFERS, WAL) ${sqlText}`, params)).rows.map((r) => String(r['QUERY PLAN']));
+    const candidateLines = await plan(text, q.params.map((p) => (p instanceof Date ? p.toISOString() : p)));
+    const rawLines = await plan(rawPhaseStatement('reserved'), rawParams(GRACE_MS, BATCH));
+    this.result.explain = { candidate: planFigures(candidateLines), raw: planFigures(rawLines) };
+    await this.restore();
+  }
+
   /** A measured run: the job's cycle and the raw statements, each from the restored state. */
   async measure(): Promise<void> {
     await this.restore();
     await this.probeReads();
+    const from = await this.lsn();
     const j = await this.job();
+    const to = await this.lsn();
+    if (from && to) this.result.wal.push(await this.walBetween(from, to));
     this.result.phaseMs.push(...j.txMs);
     this.result.cycleMs.push(j.ms);
     await this.restore();
@@ -284,10 +381,16 @@ export const holdExpirationCase: BenchCase = {
       scales.push(await Scale.prepare(ctx, smallLabel, small, stuck));
       const [b, sm] = scales;
       for (const x of scales) { await x.restore(); await x.job(); await x.restore(); await x.raw(); } // warm-up
-      const runs = ctx.runs * 2; // a run takes about a second: twice the runs for steadier medians
+      // a run takes about a second per scale: twice the runs, and at least 7 (an odd count, so the median
+      // is one cycle's figure, not the lower of 2 — with `--runs 1` it was 2 cycles per scale)
+      const runs = Math.max(ctx.runs * 2, 7);
       for (let i = 0; i < runs; i++) {
         for (const x of scales) await x.measure();
-        ctx.log(`hold-expiration: run ${i + 1}/${runs}: ${scales.map((x) => `@${x.label} cycle ${x.result.cycleMs.at(-1)!.toFixed(0)} ms, phases ${x.result.phaseMs.slice(-2).map((v) => v.toFixed(0)).join('/')} ms, raw ${x.result.rawMs.slice(-2).map((v) => v.toFixed(0)).join('/')} ms`).join('; ')}`);
+        ctx.log(`hold-expiration: run ${i + 1}/${runs}: ${scales.map((x) => `@${x.label} cycle ${x.result.cycleMs.at(-1)!.toFixed(0)} ms, phases ${x.result.phaseMs.slice(-2).map((v) => v.toFixed(0)).join('/')} ms, raw ${x.result.rawMs.slice(-2).map((v) => v.toFixed(0)).join('/')} ms${x.result.wal.length ? `, WAL ${JSON.stringify(x.result.wal.at(-1))}` : ''}`).join('; ')}`);
+      }
+      for (const x of scales) {
+        await x.explain();
+        ctx.log(`hold-expiration @${x.label}: EXPLAIN ${JSON.stringify(x.result.explain)}`);
       }
       b.result.drain = await b.drain();
       const d = b.result.drain;
@@ -316,6 +419,29 @@ export const holdExpirationCase: BenchCase = {
       sampled({ case: c, metric: `phase of ${BATCH} @${smallLabel} (job transaction)`, unit: 'ms',
         ratio: median(atSmall.phaseMs) / median(atSmall.rawMs), ratioLabel: 'of raw SQL' }, atSmall.phaseMs),
     ];
+    if (atBig.wal.length && atSmall.wal.length) {
+      const walMetric = (what: string, unit: string, f: (w: CycleWal) => number) => sampled({
+        case: c, metric: `cycle's WAL @${bigLabel}: ${what}`, unit, ratio: median(atBig.wal.map(f)) / median(atSmall.wal.map(f)), ratioLabel: `of @${smallLabel}`,
+        note: `@${smallLabel}: ${atSmall.wal.map(f).join(', ')}`,
+      }, atBig.wal.map(f));
+      metrics.push(
+        walMetric('pages changed (all relations)', 'pages', (w) => w.pages),
+        walMetric('heap pages changed (all tables)', 'pages', (w) => w.heapPages),
+        walMetric('index pages changed', 'pages', (w) => w.indexPages),
+        walMetric('full-page images', 'FPI', (w) => w.fpi),
+        walMetric('WAL bytes', 'MB', (w) => w.bytes / 1e6),
+        walMetric('WAL records', 'records', (w) => w.records),
+      );
+    }
+    for (const [label, r] of [[bigLabel, atBig], [smallLabel, atSmall]] as const) {
+      for (const [what, p] of [['candidate query (reserved)', r.explain?.candidate], ['raw statement (reserved phase)', r.explain?.raw]] as const) {
+        if (!p) continue;
+        metrics.push({
+          case: c, metric: `EXPLAIN ${what} @${label}: shared buffers hit`, unit: 'buffers', value: p.hit,
+          note: `read ${p.read}, dirtied ${p.dirtied}; WAL ${p.walFpi} FPI, ${p.walBytes} B; ${p.scan}; ${p.ms} ms`,
+        });
+      }
+    }
     const d = atBig.drain!;
     metrics.push({
       case: c, metric: `drain ${stuck.toLocaleString('en-US')} stuck @${bigLabel}`, unit: 's', value: d.jobMs / 1000,

@@ -351,6 +351,27 @@ describe('property-object-hold-expiration: plan, metrics, logs, schedule', () =>
     }
   });
 
+  it('a batch reads `limit` index entries in order, not every expired hold (the status term is not in the predicate)', async () => {
+    // a backlog among many objects (the bench's shape): 20,000 objects, every 10th an expired hold
+    // (1,000 Reserved, 1,000 Booked), the rest Free / Sold / Hidden. With `status = X AND timer < cutoff`
+    // the planner multiplied the two selectivities, expected ~50 rows and chose a BitmapAnd with
+    // ix_property_objects_project_status + Sort: every expired hold fetched for a batch of 200.
+    await insertObjects(t.database, place, Array.from({ length: 20_000 }, (_, i) => (
+      i % 10 === 0 ? { status: i % 20 === 0 ? 'Reserved' as const : 'Booked' as const, timer: ago((20 + (i % 997)) * MIN) }
+        : { status: i % 10 === 3 ? 'Sold' as const : i % 50 === 9 ? 'Hidden' as const : 'Free' as const })));
+    await t.database.sql`VACUUM (ANALYZE) chessboard.property_objects`;
+    for (const [phase, index] of [['reserved', 'ix_property_objects_reserved_until'], ['booked', 'ix_property_objects_booked_until']] as const) {
+      const q = selectExpiredHoldsForUpdate(t.database.db, phase, ago(10 * MIN), 200).toSQL();
+      const plan = (await t.database.sql.unsafe(`EXPLAIN ${q.sql}`, q.params as never[])).map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan, plan).toContain(`Index Scan using ${index}`);
+      expect(plan, plan).not.toMatch(/Sort|Bitmap/);
+      // and the rows are the same: every expired hold of the phase is a candidate, oldest first
+      const rows = await t.database.db.transaction((tx) => selectExpiredHoldsForUpdate(tx, phase, ago(10 * MIN), 5000));
+      expect(rows).toHaveLength(1000);
+      expect(rows.every((r) => r.status === (phase === 'reserved' ? 'Reserved' : 'Booked'))).toBe(true);
+    }
+  });
+
   it('metrics: after a cycle the registry shows the runs, released counts per phase, backlog, skip-locked, errors and duration', async () => {
     const names = [
       'chessboard_property_object_hold_expiration_run_total',

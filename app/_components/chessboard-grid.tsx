@@ -121,6 +121,7 @@ export interface CellStrings {
   statusShort: Record<ObjectStatus, string>;
   studio: string;
   roomsShort: (n: number) => string;
+  area: (n: number) => string;
   m2: string;
   aria: (cell: GridCell) => string;
 }
@@ -150,7 +151,7 @@ const Cell = memo(function Cell({
       <span className="cell-number" aria-hidden="true">{cell.number}</span>
       <span className="glyph" aria-hidden="true" data-short={strings.statusShort[cell.status]}>{STATUS_GLYPH[cell.status]}</span>
       <span className="cell-meta" aria-hidden="true">
-        {`${cell.rooms === 0 ? strings.studio : strings.roomsShort(cell.rooms)} · ${f.area(cell.area)} ${strings.m2}`}
+        {`${cell.rooms === 0 ? strings.studio : strings.roomsShort(cell.rooms)} · ${strings.area(cell.area)} ${strings.m2}`}
       </span>
       <span className="cell-price" aria-hidden="true" data-price-per-m2={pricePerM2 ? 'true' : undefined}>
         {pricePerM2 ? `${f.compactMoney(Math.round(cell.price / cell.area))} ₽/${strings.m2}` : `${f.compactMoney(cell.price)} ₽`}
@@ -225,8 +226,10 @@ export function ChessboardGrid({
 
   const strings = useMemo<CellStrings>(() => {
     const status = { Free: ts('Free'), Reserved: ts('Reserved'), Booked: ts('Booked'), Sold: ts('Sold'), Hidden: ts('Hidden') };
-    // a message with a plural is formatted once per room count, not once per cell (1,000 cells)
-    const perRoomCount = (format: (n: number) => string) => {
+    // what repeats across a board is formatted once per value, not once per cell (1,000 cells): a
+    // message with a plural per room count, floor and section numbers, areas (each cell shows its area
+    // twice, in its text and in its accessible name)
+    const perValue = (format: (n: number) => string) => {
       const seen = new Map<number, string>();
       return (n: number) => {
         let text = seen.get(n);
@@ -234,25 +237,28 @@ export function ChessboardGrid({
         return text;
       };
     };
+    const integer = perValue(f.integer);
+    const area = perValue(f.area);
     // cellAria and until have only plain {arguments}: formatted once with markers, then filled per cell
     const ariaLabel = fillIn(t, 'cellAria', ['number', 'floor', 'section', 'rooms', 'area', 'price', 'status', 'until']);
     const untilLabel = fillIn(t, 'until', ['time']);
-    const roomsShort = perRoomCount((n) => t('roomsShort', { n }));
-    const rooms = perRoomCount((n) => (n === 0 ? t('studio') : t('rooms', { n })));
+    const roomsShort = perValue((n) => t('roomsShort', { n }));
+    const rooms = perValue((n) => (n === 0 ? t('studio') : t('rooms', { n })));
     return {
       status,
       statusShort: { Free: ts('short.Free'), Reserved: ts('short.Reserved'), Booked: ts('short.Booked'), Sold: ts('short.Sold'), Hidden: ts('short.Hidden') },
       studio: t('studioShort'),
       roomsShort,
+      area,
       m2: t('m2'),
       aria: (cell) => {
         const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
         return ariaLabel({
           number: cell.number,
-          floor: f.integer(cell.floor),
-          section: f.integer(cell.section),
+          floor: integer(cell.floor),
+          section: integer(cell.section),
           rooms: rooms(cell.rooms),
-          area: f.area(cell.area),
+          area: area(cell.area),
           price: f.money(cell.price),
           status: status[cell.status],
           until: until ? untilLabel({ time: f.dateTime(until) }) : '',

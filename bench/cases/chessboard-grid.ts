@@ -22,7 +22,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** What one page load measured (page clock, ms from navigation start; Chromium's counters). */
 interface LoadFigures {
-  ready: number; interactive: number; firstByte: number; lastByte: number; domContentLoaded: number;
+  ready: number; interactive: number; painted: number; htmlKiB: number; scriptKiB: number; scripts: number; firstByte: number; lastByte: number; domContentLoaded: number;
   gridElements: number; gridRequestStart: number; gridResponseEnd: number; nodes: number; scriptMs: number; styleMs: number; layoutMs: number; taskMs: number;
 }
 
@@ -98,19 +98,28 @@ export const chessboardGridCase: BenchCase = {
           // one poll per frame records when each condition first held: the cells are in the DOM, and the
           // grid is hydrated (takes keys and clicks; the same moment while the browser renders the cells,
           // later if they ever come in the server's HTML — see README on server rendering)
+          // painted: the first frame after the one the cells entered — a frame's rAF callbacks run before
+          // its style, layout and paint, so the next frame's callback comes after the cells were painted
           const handle = await page.waitForFunction(() => {
-            const w = window as unknown as { __ready?: number; __interactive?: number };
-            w.__ready ??= document.querySelectorAll('[data-cell-id]').length >= 1000 ? performance.now() : undefined;
+            const w = window as unknown as { __ready?: number; __interactive?: number; __painted?: number; __frame?: number; __readyFrame?: number };
+            w.__frame = (w.__frame ?? 0) + 1;
+            if (w.__ready !== undefined && w.__painted === undefined && w.__frame > w.__readyFrame!) w.__painted = performance.now();
+            if (w.__ready === undefined && document.querySelectorAll('[data-cell-id]').length >= 1000) {
+              w.__ready = performance.now();
+              w.__readyFrame = w.__frame;
+            }
             w.__interactive ??= document.querySelector('[role=grid][data-hydrated]') ? performance.now() : undefined;
-            return w.__ready !== undefined && w.__interactive !== undefined ? { ready: w.__ready, interactive: w.__interactive } : false;
+            return w.__painted !== undefined && w.__interactive !== undefined ? { ready: w.__ready, interactive: w.__interactive, painted: w.__painted } : false;
           }, undefined, { polling: 'raf', timeout: 30_000 });
-          const { ready, interactive } = (await handle.jsonValue()) as { ready: number; interactive: number };
+          const { ready, interactive, painted } = (await handle.jsonValue()) as { ready: number; interactive: number; painted: number };
           const nav = await page.evaluate(() => {
             const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
             // the request that carried chessboard.grid (its own since the page preloads it; a batch before)
             const grid = (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
               .find((e) => e.name.includes('/api/trpc/') && e.name.includes('chessboard.grid'));
+            const scripts = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).filter((e) => e.initiatorType === 'script');
             return {
+              htmlKiB: n.decodedBodySize / 1024, scriptKiB: scripts.reduce((sum, e) => sum + e.decodedBodySize, 0) / 1024, scripts: scripts.length,
               firstByte: n.responseStart, lastByte: n.responseEnd, domContentLoaded: n.domContentLoadedEventEnd,
               gridElements: document.querySelectorAll('.chess-grid *').length,
               gridRequestStart: grid?.startTime ?? NaN,
@@ -127,7 +136,7 @@ export const chessboardGridCase: BenchCase = {
             nodes: m('Nodes'), scriptMs: m('ScriptDuration') * 1000, styleMs: m('RecalcStyleDuration') * 1000,
             layoutMs: m('LayoutDuration') * 1000, taskMs: m('TaskDuration') * 1000,
           };
-          return { ready, interactive, ...nav, ...chrome };
+          return { ready, interactive, painted, ...nav, ...chrome };
         } finally {
           await page.close();
         }
@@ -140,6 +149,24 @@ export const chessboardGridCase: BenchCase = {
         const file = path.join(process.env.BENCH_BROWSER_CPU_PROF, `chessboard-grid-${Date.now()}.cpuprofile`);
         await load(file);
         ctx.log(`browser CPU profile: ${file}`);
+      }
+      // BENCH_BROWSER_TRACE=<dir>: one more load under Chromium's performance trace (devtools.timeline:
+      // parse, script, style, layout, paint with their times; not in the figures) — what happens when
+      if (process.env.BENCH_BROWSER_TRACE) {
+        fs.mkdirSync(process.env.BENCH_BROWSER_TRACE, { recursive: true });
+        const file = path.join(process.env.BENCH_BROWSER_TRACE, `chessboard-grid-${Date.now()}.trace.json`);
+        const page = await context.newPage();
+        try {
+          await browser.startTracing(page, { path: file, categories: ['devtools.timeline', 'blink.user_timing', 'loading', 'disabled-by-default-devtools.timeline'] });
+          await page.goto(target, { waitUntil: 'commit' });
+          await page.waitForFunction(() => document.querySelector('[role=grid][data-hydrated]') && document.querySelectorAll('[data-cell-id]').length >= 1000,
+            undefined, { polling: 'raf', timeout: 30_000 });
+          await page.waitForTimeout(1000); // the frames after the cells are in: style, layout, paint
+          await browser.stopTracing();
+        } finally {
+          await page.close();
+        }
+        ctx.log(`browser trace: ${file}`);
       }
       await context.close();
       // BENCH_SCREENSHOTS=<dir>: the board once ready, at the bench's desktop size and at a phone's
@@ -169,6 +196,10 @@ export const chessboardGridCase: BenchCase = {
       sampled({ case: c, metric: 'same statements via postgres.js', unit: 'ms' }, rawMs),
       sampled({ case: c, metric: 'page ready in Chromium (1,000 cells in DOM)', unit: 'ms', budget: '≤ 1 s', pass: median(pageMs) <= 1000,
         note: `navigation start → 1,000 [data-cell-id] elements, page clock; ${loads} loads after 2 warm-up loads, signed in as pin_manager` }, pageMs),
+      sampled({ case: c, metric: 'page painted (first frame after the cells)', unit: 'ms',
+        note: 'navigation start → the first animation frame after the one in which the 1,000 cells entered the DOM (that frame\'s style, layout and paint are done)' }, of('painted')),
+      sampled({ case: c, metric: 'page: HTML (decoded, with the inline RSC payload)', unit: 'KiB' }, of('htmlKiB')),
+      sampled({ case: c, metric: 'page: scripts (decoded)', unit: 'KiB', note: 'sum of decodedBodySize of the script resources' }, of('scriptKiB')),
       sampled({ case: c, metric: 'page: first byte of the HTML', unit: 'ms', note: 'navigation start → responseStart' }, of('firstByte')),
       sampled({ case: c, metric: 'page: last byte of the HTML', unit: 'ms', note: 'navigation start → responseEnd' }, of('lastByte')),
       sampled({ case: c, metric: 'page: DOMContentLoaded', unit: 'ms', note: 'navigation start → domContentLoadedEventEnd (the scripts ran)' }, of('domContentLoaded')),

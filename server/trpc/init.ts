@@ -116,17 +116,26 @@ const traced = t.middleware(({ ctx, path, type, next }) =>
 
 export const publicProcedure = t.procedure.use(traced).use(errorMapping);
 
-export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
-  if (!ctx.actor) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first' });
-  return next({ ctx: { ...ctx, actor: ctx.actor as Actor } });
-});
+/** The caller must be signed in (UNAUTHORIZED otherwise); the resolver sees `ctx.actor` as an Actor. */
+function requireActor(actor: Actor | null): Actor {
+  if (!actor) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first' });
+  return actor;
+}
 
-/** Role gate in the middleware; tenant scope is applied again inside every query. */
+export const authedProcedure = publicProcedure.use(({ ctx, next }) => next({ ctx: { actor: requireActor(ctx.actor) } }));
+
+/**
+ * Signed in (UNAUTHORIZED) and of one of `roles` (FORBIDDEN), in one middleware that hands on only
+ * `{ actor }` (tRPC merges it into the context): it was authedProcedure's middleware, which re-spread
+ * the whole context, and a second one for the role — a closure, a spread and a `next` per command.
+ * Tenant scope is applied again inside every query.
+ */
 export function roleProcedure(...roles: Role[]) {
-  return authedProcedure.use(({ ctx, next }) => {
-    if (!roles.includes(ctx.actor.role as Role)) {
+  return publicProcedure.use(({ ctx, next }) => {
+    const actor = requireActor(ctx.actor);
+    if (!roles.includes(actor.role as Role)) {
       throw new TRPCError({ code: 'FORBIDDEN', message: 'Your role does not allow this action' });
     }
-    return next();
+    return next({ ctx: { actor } });
   });
 }

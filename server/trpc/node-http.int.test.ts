@@ -5,7 +5,7 @@ import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertTenant, insertUser, TEST_PASSWORD } from '../auth/test-fixtures';
 import { testContextForRouteHandlers } from '../testing/harness';
-import { encodeAnswer, GZIP_MIN_BYTES, isTrpcPath, serveTrpc } from './node-http';
+import { cspNonce, encodeAnswer, GZIP_MIN_BYTES, isTrpcPath, ReadJsonRequest, serveTrpc } from './node-http';
 
 /**
  * /api/trpc served by the web server's own node:http adapter (scripts/web-server.ts → node-http.ts)
@@ -102,6 +102,49 @@ describe('tRPC on the node:http adapter', () => {
     expect(chunked.status).toBe(413);
     expect(chunked.body.toString()).toContain('API_BODY_TOO_LARGE');
     expect(chunked.headers.connection).toBe('close');
+  });
+
+  it('CSP nonces from the pooled random block: 128 bits of base64 each, none repeated across refills', () => {
+    const nonces = Array.from({ length: 1000 }, () => cspNonce());
+    for (const n of nonces) expect(n).toMatch(/^[A-Za-z0-9+/]{22}==$/);
+    expect(new Set(nonces).size).toBe(nonces.length);
+  });
+
+  it('the read body is parsed as Request.json() would: a byte-order mark dropped, anything else not JSON rejected', async () => {
+    const headers = { 'content-type': 'application/json', cookie: 'a=1', 'x-forwarded-for': '1.2.3.4, 5.6.7.8' };
+    const bom = new ReadJsonRequest('POST', 'http://x/api/trpc/a', headers, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"json":1}')]));
+    expect(await bom.json()).toEqual({ json: 1 });
+    expect(await bom.json()).toEqual(await new Request('http://x/', { method: 'POST', body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"json":1}')]) }).json());
+    await expect(new ReadJsonRequest('POST', 'http://x/', headers, Buffer.from('{"json":')).json()).rejects.toBeInstanceOf(SyntaxError);
+    await expect(new ReadJsonRequest('POST', 'http://x/', headers, Buffer.alloc(0)).json()).rejects.toBeInstanceOf(SyntaxError);
+    expect(bom.headers.get('Content-Type')).toBe('application/json');
+    expect(bom.headers.get('x-forwarded-for')).toBe('1.2.3.4, 5.6.7.8');
+    expect(bom.headers.has('origin')).toBe(false);
+    expect(bom.headers.get('origin')).toBeNull();
+    expect(bom.signal.aborted).toBe(false);
+  });
+
+  it('over the socket: a body with a byte-order mark is read, a broken one is a 400; a body over the limit a typed 413 that runs nothing', async () => {
+    const tenant = await insertTenant(t.database.db);
+    const user = await insertUser(t.database.db, 'pin_manager', tenant);
+    const signIn = await exchange('/api/trpc/auth.signIn', {
+      method: 'POST', headers: { 'content-type': 'application/json', origin: base },
+      body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(superjson.serialize({ email: user.email, password: TEST_PASSWORD })))]),
+    });
+    expect(signIn.status, signIn.body.toString()).toBe(200);
+    const cookie = (signIn.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]!).find((c) => c.startsWith('pin_session='))!;
+    // (a procedure with input: tRPC reads the body only for one)
+    const broken = await exchange('/api/trpc/auth.signIn', { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: '{"json":' });
+    expect(broken.status).toBe(400);
+    expect(broken.body.toString()).toContain('UNREADABLE_INPUT');
+    // sign-out with a body one byte over the limit (chunked, no Content-Length): refused before it runs
+    const over = Buffer.alloc(t.env.API_MAX_BODY_BYTES + 1, ' ');
+    Buffer.from('{"json":null}').copy(over);
+    const tooLarge = await exchange('/api/trpc/auth.signOut', { method: 'POST', headers: { 'content-type': 'application/json', cookie, 'transfer-encoding': 'chunked' }, body: over });
+    expect(tooLarge.status).toBe(413);
+    expect(json(tooLarge.body)).toMatchObject({ error: { json: { data: { code: 'PAYLOAD_TOO_LARGE', httpStatus: 413, domainCode: 'API_BODY_TOO_LARGE' } } } });
+    // the session was not deleted
+    expect((await exchange('/api/trpc/auth.me', { headers: { cookie } })).status).toBe(200);
   });
 
   it('an answer from GZIP_MIN_BYTES on is gzipped for a client that offers gzip; a smaller one is sent as it is', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { contentSecurityPolicy } from '../auth/content-security-policy';
@@ -53,35 +53,93 @@ function readBody(req: IncomingMessage, max: number): Promise<{ body: Buffer; cu
         resolve({ body: Buffer.concat(chunks, size).subarray(0, max + 1), cut: true });
       }
     };
-    const onEnd = () => resolve({ body: Buffer.concat(chunks, size), cut: false });
+    // a body of one chunk (every booking command) is used as it is, not copied
+    const onEnd = () => resolve({ body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), cut: false });
     req.on('data', onData).on('end', onEnd).on('error', reject);
   });
 }
 
+/** A header of the node:http request as `Headers.get` / `has` read it (node has lower-cased the names and joined repeats). */
+class IncomingHeaders {
+  constructor(private readonly raw: IncomingHttpHeaders) {}
+  get(name: string): string | null {
+    const value = this.raw[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+  has(name: string): boolean {
+    return this.raw[name.toLowerCase()] !== undefined;
+  }
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * The request as the route's handler and tRPC's fetch adapter read it — url, method, `headers.get/has`,
+ * `signal` and `json()` — over the node:http request and its body already read into one Buffer
+ * (within API_MAX_BODY_BYTES). A whatwg `Request` would copy the headers into a `Headers`, wrap the
+ * body in a stream and read it out again for `json()`: undici's classes were ~5 % of the web's CPU per
+ * command (issue #17). Only these members are read (http-handler.ts, request-limits.ts with
+ * `bodyWithinLimit`, tRPC's resolveResponse for JSON calls); a body over the limit still goes as a Request.
+ */
+export class ReadJsonRequest {
+  readonly headers: IncomingHeaders;
+  // never aborted, as the Request before it (its own per request: tRPC joins it with AbortSignal.any)
+  readonly signal: AbortSignal = new AbortController().signal;
+  constructor(readonly method: string, readonly url: string, headers: IncomingHttpHeaders, private readonly body: Buffer) {
+    this.headers = new IncomingHeaders(headers);
+  }
+  /** as `Request.text()`: UTF-8, a leading byte-order mark dropped */
+  async text(): Promise<string> {
+    const b = this.body;
+    const bom = b.byteLength >= 3 && b[0] === UTF8_BOM[0] && b[1] === UTF8_BOM[1] && b[2] === UTF8_BOM[2];
+    return b.toString('utf8', bom ? 3 : 0);
+  }
+  /** as `Request.json()`: a body that is not JSON rejects with the SyntaxError */
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+}
+
+/**
+ * CSP nonces from one 4 KiB block of crypto.randomBytes, 16 bytes each and each used once, the block
+ * refilled when it is used up: one randomBytes call per 256 answers instead of one per answer.
+ */
+const NONCE_BYTES = 16;
+let noncePool = Buffer.alloc(0);
+let nonceAt = 0;
+export function cspNonce(): string {
+  if (nonceAt + NONCE_BYTES > noncePool.byteLength) {
+    noncePool = randomBytes(256 * NONCE_BYTES);
+    nonceAt = 0;
+  }
+  const nonce = noncePool.toString('base64', nonceAt, nonceAt + NONCE_BYTES);
+  nonceAt += NONCE_BYTES;
+  return nonce;
+}
+
 export async function serveTrpc(req: IncomingMessage, res: ServerResponse, origin: string): Promise<void> {
   const method = req.method ?? 'GET';
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else headers.set(name, value);
-  }
-  let body: Buffer | undefined;
+  let response: Response;
   let cut = false;
-  if (method !== 'GET' && method !== 'HEAD') {
+  if (method === 'GET' || method === 'HEAD') {
+    response = await handleTrpcRequestWithBodyRead(new ReadJsonRequest(method, origin + req.url, req.headers, EMPTY) as unknown as Request);
+  } else {
     const max = getServices().env.API_MAX_BODY_BYTES;
     const declared = req.headers['content-length'];
+    let body: Buffer;
     // a declared length over the limit is answered from the header (request-limits.ts), unread
     if (declared !== undefined && Number(declared) > max) {
-      body = Buffer.alloc(0);
+      body = EMPTY;
       cut = true;
     } else {
       ({ body, cut } = await readBody(req, max));
     }
+    response = cut
+      // over the limit: a whatwg Request, so that the handler's limit answers it (413) as for the Next.js route
+      ? await handleTrpcRequest(new Request(origin + req.url, { method, headers: requestHeaders(req), body: new Uint8Array(body) }))
+      : await handleTrpcRequestWithBodyRead(new ReadJsonRequest(method, origin + req.url, req.headers, body) as unknown as Request);
   }
-  const request = new Request(origin + req.url, { method, headers, body: body && new Uint8Array(body) });
-  // a body read whole and within the limit is handed on as it is (not streamed out into a second Request)
-  const response = await (body !== undefined && !cut ? handleTrpcRequestWithBodyRead(request) : handleTrpcRequest(request));
 
   const out = Buffer.from(await response.arrayBuffer());
   res.statusCode = response.status;
@@ -89,7 +147,7 @@ export async function serveTrpc(req: IncomingMessage, res: ServerResponse, origi
   const cookies = response.headers.getSetCookie();
   if (cookies.length) res.setHeader('set-cookie', cookies);
   for (const [name, value] of STATIC_SECURITY_HEADERS) res.setHeader(name, value);
-  res.setHeader('content-security-policy', contentSecurityPolicy(randomBytes(16).toString('base64'), process.env.NODE_ENV === 'production'));
+  res.setHeader('content-security-policy', contentSecurityPolicy(cspNonce(), process.env.NODE_ENV === 'production'));
   // the rest of a body over the limit is not read: the connection closes after the answer
   if (cut) res.setHeader('connection', 'close');
   if (method === 'HEAD') return void res.end();
@@ -98,4 +156,16 @@ export async function serveTrpc(req: IncomingMessage, res: ServerResponse, origi
   if (answer.encoding) res.setHeader('content-encoding', answer.encoding);
   res.setHeader('content-length', answer.body.byteLength);
   res.end(answer.body);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function requestHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.set(name, value);
+  }
+  return headers;
 }

@@ -4,6 +4,8 @@
  * the limit and no further), a `?batch=1` request naming more than `maxBatchCalls` procedures is a 400
  * before any of them runs. Answers are in the tRPC error shape (superjson envelope), with fixed messages.
  */
+import { isBatchQuery, requestUrlParts } from './request-url';
+
 export interface RequestLimits {
   maxBodyBytes: number;
   maxBatchCalls: number;
@@ -19,9 +21,10 @@ export function trpcErrorResponse(status: number, code: string, domainCode: stri
 export const payloadTooLarge = (max: number) => trpcErrorResponse(413, 'PAYLOAD_TOO_LARGE', 'API_BODY_TOO_LARGE', `The request body is larger than ${max} bytes`);
 
 /** The batch size of a tRPC URL (`/api/trpc/a,b,c?batch=1` → 3; not a batch → 1). */
-export function batchCalls(url: URL): number {
-  if (url.searchParams.get('batch') !== '1') return 1;
-  const path = url.pathname.replace(/^\/api\/trpc\/?/, '');
+export function batchCalls(url: string): number {
+  const { pathname, query } = requestUrlParts(url);
+  if (!isBatchQuery(query)) return 1;
+  const path = pathname.replace(/^\/api\/trpc\/?/, '');
   return path ? path.split(',').length : 0;
 }
 
@@ -58,7 +61,7 @@ export async function readBodyCapped(req: Request, max: number): Promise<Uint8Ar
  * body being streamed out again into a second Request.
  */
 export async function limitRequest(req: Request, limits: RequestLimits, bodyWithinLimit = false): Promise<Limited> {
-  if (batchCalls(new URL(req.url)) > limits.maxBatchCalls) {
+  if (batchCalls(req.url) > limits.maxBatchCalls) {
     return { ok: false, response: trpcErrorResponse(400, 'BAD_REQUEST', 'API_BATCH_TOO_LARGE', `A batch may carry at most ${limits.maxBatchCalls} calls`) };
   }
   if (req.method === 'GET' || req.method === 'HEAD' || bodyWithinLimit) return { ok: true, req };

@@ -94,14 +94,14 @@ async function restore(sql: postgres.Sql): Promise<void> {
   await settle(sql, TABLES);
 }
 
-/** The job's batches as single statements: lock the batch (same predicate, order, limit, SKIP LOCKED), delete its overrides, delete it. */
+/** The job's batches as single statements: lock the batch (same predicate, order, limit, SKIP LOCKED), delete its overrides (found the same way), delete it. */
 const RAW_PHASE_A = `
   WITH batch AS (
     SELECT id FROM catalog.property_object_cards
     WHERE status = 'Delisted' AND updated_at < $1::timestamptz
     ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
   ), overrides AS (
-    DELETE FROM catalog.property_object_display_overrides WHERE property_object_id IN (SELECT id FROM batch) RETURNING 1
+    DELETE FROM catalog.property_object_display_overrides WHERE property_object_id = ANY (ARRAY(SELECT id FROM batch)) RETURNING 1
   ), cards AS (
     DELETE FROM catalog.property_object_cards WHERE id IN (SELECT id FROM batch) RETURNING 1
   )
@@ -113,7 +113,7 @@ const RAW_PHASE_B = `
       AND NOT EXISTS (SELECT 1 FROM catalog.property_object_cards c WHERE c.project_id = p.id)
     ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
   ), overrides AS (
-    DELETE FROM catalog.building_display_overrides WHERE project_id IN (SELECT id FROM batch) RETURNING 1
+    DELETE FROM catalog.building_display_overrides WHERE project_id = ANY (ARRAY(SELECT id FROM batch)) RETURNING 1
   ), cards AS (
     DELETE FROM catalog.project_cards WHERE id IN (SELECT id FROM batch) RETURNING 1
   )

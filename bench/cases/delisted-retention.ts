@@ -67,8 +67,8 @@ async function createDataset(sql: postgres.Sql, published: number, delisted: num
   await sql.unsafe(`CREATE TABLE bench.saved_building_overrides AS SELECT * FROM catalog.building_display_overrides`);
   // No autovacuum on the tables the case deletes from (this database only): the restore vacuums them
   // itself before every run, and an autovacuum of the ~300,000 dead rows a run leaves, landing inside a
-  // measured window — or before a restore, which changed where the restore put the rows (see restore) —
-  // was part of the case's run-to-run spread (0.38–0.94× on 2026-12-02).
+  // measured window — or before a restore, which changed where the old restore put the rows (see
+  // restore) — is a likely part of the case's run-to-run spread (0.38–0.94× on 2026-12-02).
   for (const table of DELETED_FROM) await sql.unsafe(`ALTER TABLE ${table} SET (autovacuum_enabled = off)`);
   await settle(sql, TABLES);
   return { projects: delistedProjects, overrides: poOverrides + buildingOverrides };

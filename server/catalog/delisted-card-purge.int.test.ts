@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../platform/errors';
 import { createTestContext, type TestContext } from '../testing/harness';
 import type * as Card from './card';
 import { purgeRemovableBatch } from './delisted-card-purge';
 import { createDelistedRetentionJob, DelistedRetentionRunFailed } from './delisted-retention.job';
-import { countRows, DAY_MS, insertObjectCard, insertProjectCard, jobContext } from './test-fixtures';
+import { countRows, DAY_MS, insertObjectCard, insertProjectCard, jobContext, TENANT } from './test-fixtures';
 
 /**
  * The live-card guard of the batch statement (purgeRemovableBatch): the domain rule `isRemovable` is
@@ -77,5 +78,35 @@ describe('purgeRemovableBatch: the domain rule guards what the batch statement d
       .toMatchObject({ level: 'error', phase: 'property_object', batchIndex: 1 });
     expect(await countRows(t.database, 'catalog.property_object_cards', `id = '${card}'`)).toBe(1);
     expect(await countRows(t.database, 'catalog.project_cards', `id = '${projectId}'`)).toBe(1);
+  });
+});
+
+describe('purgeRemovableBatch: the overrides of a batch are found through their index', () => {
+  it('a full batch of 2,000 cards among 22,000 overrides: no scan of the whole overrides table, and exactly the batch\'s overrides go', async () => {
+    // 2,000 Delisted and 20,000 Published cards, one override each; with a full batch the planner used
+    // to hash the batch's 2,000 ids against a scan of every override (issue #17)
+    await t.database.sql.unsafe(`
+      INSERT INTO catalog.property_object_cards (id, project_id, building_id, developer_id, number, floor, rooms, area, price, sale_status,
+        status, source_version, created_at, updated_at)
+      SELECT gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), '${TENANT}', i::text, 1, 1, 40, 5000000, 'Free',
+             CASE WHEN i <= 2000 THEN 'Delisted' ELSE 'Published' END, 1, $1::timestamptz, $1::timestamptz
+      FROM generate_series(1, 22000) i`, [before(DAY_MS).toISOString()]);
+    await t.database.sql`INSERT INTO catalog.property_object_display_overrides (id, property_object_id, title)
+      SELECT gen_random_uuid(), id, 'Title' FROM catalog.property_object_cards`;
+    await t.database.sql`ANALYZE catalog.property_object_cards, catalog.property_object_display_overrides`;
+
+    const { batch, scans } = await t.database.db.transaction(async (tx) => {
+      const purged = await purgeRemovableBatch(tx, { phase: 'property_object', cutoff: CUTOFF, limit: 2000 });
+      // this transaction's own counts for the overrides table: rows read by sequential scans
+      const [row] = await tx.execute<{ seq_tup_read: string; idx_scan: string }>(sql`SELECT seq_tup_read, idx_scan FROM pg_stat_xact_user_tables
+        WHERE relid = 'catalog.property_object_display_overrides'::regclass`);
+      return { batch: purged, scans: { seqRowsRead: Number(row.seq_tup_read), idx: Number(row.idx_scan) } };
+    });
+    expect(batch.ids).toHaveLength(2000);
+    expect(batch.deletedOverrides).toBe(2000);
+    expect(scans.seqRowsRead).toBe(0); // was 22,000: every override, in every batch
+    expect(scans.idx).toBeGreaterThan(0);
+    expect(await countRows(t.database, 'catalog.property_object_display_overrides')).toBe(20000);
+    expect(await countRows(t.database, 'catalog.property_object_cards', `status = 'Delisted'`)).toBe(0);
   });
 });

@@ -136,7 +136,8 @@ export interface HoldReleaseRow {
  * and the outbox NOTIFY. The batch is ONE jsonb parameter and the text never changes, so it runs as a
  * named prepared statement: one Bind + Execute, sent behind the SAVEPOINT in the same round trip. Before,
  * the same rows took six statements, five of them unnamed (Parse/Describe, then Bind/Execute, each
- * waiting for the one before it): ~12 round trips a phase (bench hold-expiration).
+ * waiting for the one before it): ~12 round trips a phase (bench hold-expiration). Server side it takes
+ * ~7 ms for 200 objects (auto_explain @100k: the objects UPDATE ~3 ms, each INSERT ~1 ms).
  * All or nothing: if an object's version moved, VERSION_CONFLICT is thrown once the statement is done
  * (the caller rolls its savepoint back); a row that a constraint refuses fails the statement.
  * `recalcProjects` empty: no recalc request (the caller makes it).
@@ -152,13 +153,16 @@ export async function writeHoldReleases(
     projects: [...new Set(batch.recalcProjects)].sort(), recalc_at: batch.recalcAt.toISOString(),
   });
   const [result] = await executePrepared<{ updated: string[] | null; notified: number }>(tx, 'hold_expiration_write', sql`
+    -- the batch is read through scalar subqueries of \`b\` (evaluated once), never joined: a row of \`b\` in a
+    -- FROM list travels whole (the ~450 kB jsonb) through the plan — the recalc's FOR UPDATE sorted 9 copies
+    -- of it on disk (4.6 MB, ~7 ms of a ~13 ms statement)
     WITH b AS MATERIALIZED (SELECT ${json}::jsonb AS j),
     updated AS (
       UPDATE ${propertyObjects} AS p SET
         status = v.status, reserved_until = v.reserved_until, booked_until = v.booked_until, hold_deal_id = v.hold_deal_id,
         hold_booking_id = v.hold_booking_id, sold_at = v.sold_at, status_source = v.status_source,
         status_changed_at = v.status_changed_at, updated_at = v.updated_at, version = v.version
-      FROM b, jsonb_to_recordset(b.j -> 'objects') AS v(
+      FROM jsonb_to_recordset((SELECT j -> 'objects' FROM b)) AS v(
         id uuid, from_version integer, status text, reserved_until timestamptz, booked_until timestamptz, hold_deal_id uuid,
         hold_booking_id uuid, sold_at timestamptz, status_source text, status_changed_at timestamptz, updated_at timestamptz, version integer)
       WHERE p.id = v.id AND p.version = v.from_version
@@ -166,7 +170,7 @@ export async function writeHoldReleases(
     ), events AS (
       INSERT INTO ${chessboardOutbox} (message_id, topic, key, aggregate_type, aggregate_id, payload, headers)
       SELECT r.message_id, r.topic, r.key, r.aggregate_type, r.aggregate_id, r.payload, r.headers
-      FROM b, ROWS FROM (jsonb_to_recordset(b.j -> 'outbox')
+      FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'outbox' FROM b))
         AS (message_id uuid, topic text, key text, aggregate_type text, aggregate_id uuid, payload jsonb, headers jsonb)) WITH ORDINALITY
         AS r(message_id, topic, key, aggregate_type, aggregate_id, payload, headers, ord)
       ORDER BY r.ord
@@ -175,7 +179,7 @@ export async function writeHoldReleases(
         actor_id, reason, causation_id, message_id, version)
       SELECT h.property_object_id, h.tenant_id, h.from_status, h.to_status, h.status_source, h.at, h.booking_id, h.deal_id, h.actor_id, h.reason,
         h.causation_id, h.message_id, h.version
-      FROM b, ROWS FROM (jsonb_to_recordset(b.j -> 'history') AS (property_object_id uuid, tenant_id uuid, from_status text,
+      FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'history' FROM b)) AS (property_object_id uuid, tenant_id uuid, from_status text,
         to_status text, status_source text, at timestamptz, booking_id uuid, deal_id uuid, actor_id text, reason text, causation_id uuid,
         message_id uuid, version integer)) WITH ORDINALITY
         AS h(property_object_id, tenant_id, from_status, to_status, status_source, at, booking_id, deal_id, actor_id, reason, causation_id,
@@ -186,7 +190,7 @@ export async function writeHoldReleases(
         status_source, run_id, message_id, released_at)
       SELECT r.property_object_id, r.tenant_id, r.project_id, r.hold_deal_id, r.from_status, r.expired_timer_at, r.overdue_by_ms,
         r.status_source, r.run_id, r.message_id, r.released_at
-      FROM b, ROWS FROM (jsonb_to_recordset(b.j -> 'releases') AS (property_object_id uuid, tenant_id uuid, project_id uuid,
+      FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'releases' FROM b)) AS (property_object_id uuid, tenant_id uuid, project_id uuid,
         hold_deal_id uuid, from_status text, expired_timer_at timestamptz, overdue_by_ms bigint, status_source text, run_id uuid,
         message_id uuid, released_at timestamptz)) WITH ORDINALITY
         AS r(property_object_id, tenant_id, project_id, hold_deal_id, from_status, expired_timer_at, overdue_by_ms, status_source, run_id,
@@ -197,11 +201,11 @@ export async function writeHoldReleases(
       UPDATE ${projects} SET aggregates_recalc_requested_at = coalesce(aggregates_recalc_requested_at, (SELECT (j ->> 'recalc_at')::timestamptz FROM b))
       WHERE id IN (
         SELECT id FROM ${projects}
-        WHERE id IN (SELECT x::uuid FROM b, jsonb_array_elements_text(b.j -> 'projects') AS x)
+        WHERE id IN (SELECT x::uuid FROM jsonb_array_elements_text((SELECT j -> 'projects' FROM b)) AS x)
         ORDER BY id FOR UPDATE)
     ), notified AS (
       -- delivered at commit, dropped at rollback (platform/outbox/write.ts notifyOutbox)
-      SELECT pg_notify(${outboxChannel('chessboard')}, n) FROM b, jsonb_array_elements_text(b.j -> 'notices') AS n
+      SELECT pg_notify(${outboxChannel('chessboard')}, n) FROM jsonb_array_elements_text((SELECT j -> 'notices' FROM b)) AS n
     )
     SELECT (SELECT array_agg(id::text) FROM updated) AS updated, (SELECT count(*) FROM notified)::int AS notified`);
   const updated = new Set(result?.updated ?? []);

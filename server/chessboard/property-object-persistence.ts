@@ -188,7 +188,7 @@ export function statusTransitionRows(writes: StatusTransitionWrite[]): {
     return {
       property_object_id: h.propertyObjectId, tenant_id: h.tenantId, from_status: h.fromStatus, to_status: h.toStatus, status_source: h.statusSource,
       at: h.at.toISOString(), booking_id: h.bookingId ?? null, deal_id: h.dealId ?? null, actor_id: h.actorId ?? null, reason: h.reason ?? null,
-      causation_id: h.causationId ?? null, message_id: h.messageId, version: h.version,
+      causation_id: h.causationId ?? null, message_id: w.messageId, version: h.version,
     };
   });
   return { messageIds: identified.map((w) => w.messageId), next, history, events: identified.map(statusChangedEvent) };

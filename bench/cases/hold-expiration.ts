@@ -204,6 +204,18 @@ function planFigures(lines: string[]): PlanFigures {
 const GRACE_MS = 10 * 60_000;
 const BATCH = 200;
 
+/**
+ * The job's candidate query (its SQL from selectExpiredHoldsForUpdate, not a copy) without the row
+ * locks, as probeReads and explain run it, with its parameters ready for the agent.
+ */
+function candidateQuery(drz: ReturnType<typeof drizzle>, phase: 'reserved' | 'booked', cutoff: Date): { text: string; params: unknown[] } {
+  const q = selectExpiredHoldsForUpdate(drz as never, phase, cutoff, BATCH).toSQL();
+  const text = q.sql.replace(/ for update skip locked$/i, '');
+  if (text === q.sql) throw new Error(`unexpected candidate query: ${q.sql}`);
+  return { text, params: q.params.map((p) => (p instanceof Date ? p.toISOString() : p)) };
+}
+
+
 /** One dataset: its database, a raw client for restores, and the job-runner child that runs the job and the raw statements. */
 class Scale {
   readonly result: ScaleResult = { phaseMs: [], rawMs: [], cycleMs: [], selectMs: [], countMs: [], wal: [] };
@@ -258,10 +270,8 @@ class Scale {
     let select = 0;
     let count = 0;
     for (const phase of ['reserved', 'booked'] as const) {
-      const q = selectExpiredHoldsForUpdate(drz as never, phase, cutoff, BATCH).toSQL();
-      const text = q.sql.replace(/ for update skip locked$/i, '');
-      if (text === q.sql) throw new Error(`unexpected candidate query: ${q.sql}`);
-      const r = await this.agent.sql(text, q.params.map((p) => (p instanceof Date ? p.toISOString() : p)));
+      const q = candidateQuery(drz, phase, cutoff);
+      const r = await this.agent.sql(q.text, q.params);
       if (r.rows.length !== Math.min(BATCH, this.stuck / 2)) throw new Error(`candidate query returned ${r.rows.length} rows`);
       select += r.ms;
       // the job's own statement (countExpiredHolds), not a copy of its predicate
@@ -305,11 +315,10 @@ class Scale {
   async explain(): Promise<void> {
     await this.restore();
     const cutoff = new Date(Date.now() - GRACE_MS);
-    const q = selectExpiredHoldsForUpdate(drizzle(this.sql) as never, 'reserved', cutoff, BATCH).toSQL();
-    const text = q.sql.replace(/ for update skip locked$/i, '');
+    const q = candidateQuery(drizzle(this.sql), 'reserved', cutoff);
     const plan = async (sqlText: string, params: unknown[]) =>
       (await this.agent.sql(`EXPLAIN (ANALYZE, BUFFERS, WAL) ${sqlText}`, params)).rows.map((r) => String(r['QUERY PLAN']));
-    const candidateLines = await plan(text, q.params.map((p) => (p instanceof Date ? p.toISOString() : p)));
+    const candidateLines = await plan(q.text, q.params);
     const rawLines = await plan(rawPhaseStatement('reserved'), rawParams(GRACE_MS, BATCH));
     this.result.explain = { candidate: planFigures(candidateLines), raw: planFigures(rawLines) };
     await this.restore();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../platform/db';
 import { AppError } from '../platform/errors';
@@ -369,6 +370,52 @@ describe('property-object-hold-expiration: plan, metrics, logs, schedule', () =>
       const rows = await t.database.db.transaction((tx) => selectExpiredHoldsForUpdate(tx, phase, ago(10 * MIN), 5000));
       expect(rows).toHaveLength(1000);
       expect(rows.every((r) => r.status === (phase === 'reserved' ? 'Reserved' : 'Booked'))).toBe(true);
+    }
+  });
+
+  it('a phase runs as prepared statements of fixed text (the writes as one), and the candidate query\'s generic plan is the ordered partial-index scan', async () => {
+    // the bench's shape: 20,000 objects, every 10th an expired hold (1,000 Reserved, 1,000 Booked)
+    await insertObjects(t.database, place, Array.from({ length: 20_000 }, (_, i) => (
+      i % 10 === 0 ? { status: i % 20 === 0 ? 'Reserved' as const : 'Booked' as const, timer: ago((20 + (i % 997)) * MIN) }
+        : { status: i % 10 === 3 ? 'Sold' as const : i % 50 === 9 ? 'Hidden' as const : 'Free' as const })));
+    await t.database.sql`VACUUM (ANALYZE) chessboard.property_objects`;
+    // one connection, so that its pg_prepared_statements are the job's
+    const single = createDatabase(t.url, { max: 1, applicationName: 'hold-exp-prepared' });
+    try {
+      for (let cycle = 0; cycle < 2; cycle++) expect(await run(undefined, { database: single })).toMatchObject({ ReservedReleasedCount: 200, BookedReleasedCount: 200 });
+      const prepared = (await single.sql<{ statement: string }[]>`SELECT statement FROM pg_prepared_statements`).map((r) => r.statement);
+      // candidates per phase, the skipped-locked counts, the batch's writes: one statement each, reused by the second cycle
+      expect(prepared.filter((q) => /for update skip locked/i.test(q))).toHaveLength(2);
+      expect(prepared.filter((q) => /count\(\*\)/.test(q) && !/INSERT/.test(q)).length).toBeGreaterThanOrEqual(2);
+      const writes = prepared.filter((q) => /INSERT INTO "chessboard"."hold_releases"/.test(q));
+      expect(writes).toHaveLength(1);
+      expect(writes[0]).toMatch(/UPDATE "chessboard"."property_objects"/);
+      expect(writes[0]).toMatch(/INSERT INTO "chessboard"."outbox"/);
+      expect(writes[0]).toMatch(/INSERT INTO "chessboard"."property_object_status_history"/);
+      expect(writes[0]).toMatch(/UPDATE "chessboard"."projects"/);
+      expect(writes[0]).toMatch(/pg_notify/);
+      // the rows a cycle writes are all there: 400 releases, events, history rows
+      const [counts] = await t.database.sql`SELECT (SELECT count(*) FROM chessboard.hold_releases)::int AS releases,
+        (SELECT count(*) FROM chessboard.outbox)::int AS events, (SELECT count(*) FROM chessboard.property_object_status_history)::int AS history`;
+      expect(counts).toEqual({ releases: 800, events: 800, history: 800 });
+    } finally {
+      await single.close();
+    }
+    // a prepared statement may run with a generic plan (cutoff and limit unknown): it must still read the
+    // phase's partial index in order, not fetch every expired hold and sort them
+    const reserved = t.database.sql.reserve();
+    const conn = await reserved;
+    try {
+      for (const [phase, index] of [['reserved', 'ix_property_objects_reserved_until'], ['booked', 'ix_property_objects_booked_until']] as const) {
+        const q = selectExpiredHoldsForUpdate(t.database.db, phase, sql.placeholder('cutoff'), sql.placeholder('limit')).toSQL();
+        await conn.unsafe(`PREPARE candidates_${phase} AS ${q.sql}`);
+        await conn.unsafe(`SET plan_cache_mode = force_generic_plan`);
+        const plan = (await conn.unsafe(`EXPLAIN EXECUTE candidates_${phase}('${ago(10 * MIN).toISOString()}', 200)`)).map((r) => r['QUERY PLAN']).join('\n');
+        expect(plan, plan).toContain(`Index Scan using ${index}`);
+        expect(plan, plan).not.toMatch(/Sort|Bitmap|Seq Scan/);
+      }
+    } finally {
+      conn.release();
     }
   });
 

@@ -3,13 +3,13 @@ import { performance } from 'node:perf_hooks';
 import type { Tx } from '../platform/db';
 import { AppError, pgErrorCode } from '../platform/errors';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
-import { persistStatusTransitions, requestProjectAggregatesRecalc } from './property-object-persistence';
+import { requestProjectAggregatesRecalc } from './property-object-persistence';
 import {
   holdExpirationBacklog, holdExpirationCycleDuration, holdExpirationErrors, holdExpirationItems, holdExpirationRuns, holdExpirationSkipLocked,
 } from './metrics';
 import { assertTransitionAllowed, release, stateOf, type PropertyObjectState } from './property-object';
 import {
-  countExpiredHolds, countSkippedLocked, insertHoldReleases, PHASES, selectExpiredHoldsForUpdate, type ExpiredHold, type HoldPhase,
+  countExpiredHolds, countSkippedLocked, lockExpiredHolds, PHASES, writeHoldReleases, type ExpiredHold, type HoldPhase,
 } from './property-object-hold-expiration.sql';
 
 /**
@@ -20,8 +20,9 @@ import {
  *
  * One cycle = two phases in order (Reserved, then Booked), each ONE transaction over at most BatchSize
  * rows selected FOR UPDATE SKIP LOCKED (no global lock: parallel instances and the consumer coordinate
- * through row locks). Cross-tenant (a System worker): no tenant filter. A batch is written with a few
- * set-based statements under one SAVEPOINT; if an object's row refuses, the batch is redone one object
+ * through row locks). Cross-tenant (a System worker): no tenant filter. A batch is written as one
+ * statement under one SAVEPOINT (five round trips a phase: BEGIN + the locking SELECT, the skipped-locked
+ * count + SAVEPOINT, the write, RELEASE, COMMIT); if an object's row refuses, the batch is redone one object
  * per SAVEPOINT so that only that object stays held.
  */
 
@@ -79,10 +80,10 @@ async function planRelease(o: ExpiredHold, asOf: Date, guard: HoldExpirationGuar
 }
 
 /**
- * Writes the planned releases: the objects, their status-changed events and history rows
- * (persistStatusTransitions) and a hold_releases row each, as a handful of set-based statements sent
- * together, whatever the batch size. (One object at a time cost ~8 round trips per object — 1,600
- * statements for a batch of 200 and nearly all of the phase's time; found with `npm run bench`.)
+ * Writes the planned releases: the objects, their status-changed events and history rows, a
+ * hold_releases row each and (with `recalcProjects`) the projects' recalc request, as ONE statement
+ * whatever the batch size (writeHoldReleases). (One object at a time cost ~8 round trips per object —
+ * 1,600 statements for a batch of 200 and nearly all of the phase's time; found with `npm run bench`.)
  */
 async function writeReleases(
   tx: Tx, planned: PlannedRelease[], phase: HoldPhase, asOf: Date, runId: string, opts: { requestRecalc: boolean },
@@ -96,14 +97,16 @@ async function writeReleases(
       run_id: runId, message_id: randomUUID(), released_at: asOf.toISOString(),
     };
   });
-  const persisted = persistStatusTransitions(tx, planned.map(({ object: o, from, to }, i) => ({
-    object: o, from, to, correlationId: runId, causationId: null, dealId: o.holdDealId, bookingId: o.holdBookingId,
-    reason: `hold-expiration: ${PHASES[phase].timerName} expired`, requestRecalc: false, messageId: rows[i].message_id,
-  })));
-  const recorded = insertHoldReleases(tx, rows);
-  // ProjectAggregatesRecalcRequested, once per project of the batch, projects locked in id order
-  const recalc = opts.requestRecalc ? requestProjectAggregatesRecalc(tx, planned.map((p) => p.object.projectId), asOf) : undefined;
-  await Promise.all([persisted, recorded, recalc]);
+  await writeHoldReleases(tx, {
+    transitions: planned.map(({ object: o, from, to }, i) => ({
+      object: o, from, to, correlationId: runId, causationId: null, dealId: o.holdDealId, bookingId: o.holdBookingId,
+      reason: `hold-expiration: ${PHASES[phase].timerName} expired`, requestRecalc: false, messageId: rows[i].message_id,
+    })),
+    releases: rows,
+    // ProjectAggregatesRecalcRequested, once per project of the batch, projects locked in id order
+    recalcProjects: opts.requestRecalc ? planned.map((p) => p.object.projectId) : [],
+    recalcAt: asOf,
+  });
   return rows.map((r) => ({
     propertyObjectId: r.property_object_id, tenantId: r.tenant_id, projectId: r.project_id, holdDealId: r.hold_deal_id, fromStatus: r.from_status,
     expiredTimer: PHASES[phase].timerName, expiredTimerAt: r.expired_timer_at, overdueByMs: r.overdue_by_ms, messageId: r.message_id,
@@ -137,7 +140,7 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
             break;
           }
           const released: LostRelease[] = await db.transaction(async (tx) => {
-            const batch = await selectExpiredHoldsForUpdate(tx, phase, cutoff, batchSize);
+            const batch = await lockExpiredHolds(tx, phase, cutoff, batchSize);
             // the skipped-locked count runs while the releases are planned below (planning does no I/O)
             const skippedCount = countSkippedLocked(tx, phase, cutoff, batch, batchSize);
             skippedCount.catch(() => {}); // awaited below; a failure (connection lost) must not surface as unhandled meanwhile
@@ -152,6 +155,12 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
                 refused.push({ o, e });
               }
             }
+            // all writes of the batch under one SAVEPOINT (postgres.js's savepoint scope: a failed statement
+            // outside one fails the whole transaction), sent while the skipped-locked count is in flight; if
+            // an object's row refuses (constraint or data error), roll back to it and write one object per
+            // SAVEPOINT to isolate the poison one
+            const batchWrite = tx.transaction((sp) => writeReleases(sp, planned, phase, asOf, ctx.runId, { requestRecalc: true }));
+            batchWrite.catch(() => {}); // awaited below, after the logs of the selection (a failure must not surface as unhandled meanwhile)
             const skipped = await skippedCount;
             summary.SkippedLockedCount += skipped;
             log.info({ phase, count: batch.length, skippedLocked: skipped }, 'batch selected');
@@ -161,10 +170,8 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
               log.error({ propertyObjectId: o.id, phase, err: { message: (e as Error).message, code: (e as AppError).code ?? pgErrorCode(e) } }, 'item failed');
             };
             for (const { o, e } of refused) itemFailed(o, e);
-            // all writes of the batch under one SAVEPOINT; if an object's row refuses (constraint or data
-            // error), roll back to it and write one object per SAVEPOINT to isolate the poison one
             try {
-              return await tx.transaction((sp) => writeReleases(sp, planned, phase, asOf, ctx.runId, { requestRecalc: true }));
+              return await batchWrite;
             } catch (e) {
               if (!isItemError(e)) throw e;
             }

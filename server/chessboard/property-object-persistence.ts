@@ -154,6 +154,46 @@ function historyRow(w: StatusTransitionWrite, messageId: string): typeof propert
   };
 }
 
+/** One object's next state as it travels in a jsonb parameter (snake_case: the column names), with the version it was read at. */
+export interface TransitionJsonRow {
+  id: string; from_version: number; status: string; reserved_until: string | null; booked_until: string | null; hold_deal_id: string | null;
+  hold_booking_id: string | null; sold_at: string | null; status_source: string; status_changed_at: string; updated_at: string; version: number;
+}
+
+/** One status-history row as it travels in a jsonb parameter. */
+export interface HistoryJsonRow {
+  property_object_id: string; tenant_id: string; from_status: string; to_status: string; status_source: string; at: string;
+  booking_id: string | null; deal_id: string | null; actor_id: string | null; reason: string | null; causation_id: string | null;
+  message_id: string; version: number;
+}
+
+/**
+ * The rows a batch of transitions writes, in the order of `writes`: each object's next state (under the
+ * version read), its history row and its status-changed event (not yet validated: the outbox writer
+ * validates each envelope). Shared by persistStatusTransitions and the hold-expiration job's
+ * one-statement phase, so both write the same rows.
+ */
+export function statusTransitionRows(writes: StatusTransitionWrite[]): {
+  messageIds: string[]; next: TransitionJsonRow[]; history: HistoryJsonRow[]; events: OutboxEvent<typeof TOPICS.propertyObjectStatusChanged>[];
+} {
+  const identified = writes.map((w) => ({ ...w, messageId: w.messageId ?? randomUUID() }));
+  const next = identified.map(({ object, from, to }) => ({
+    id: object.id, from_version: from.version, status: to.status, reserved_until: to.reservedUntil?.toISOString() ?? null,
+    booked_until: to.bookedUntil?.toISOString() ?? null, hold_deal_id: to.holdDealId, hold_booking_id: to.holdBookingId,
+    sold_at: to.soldAt?.toISOString() ?? null, status_source: to.statusSource, status_changed_at: to.statusChangedAt.toISOString(),
+    updated_at: to.updatedAt.toISOString(), version: to.version,
+  }));
+  const history = identified.map((w) => {
+    const h = historyRow(w, w.messageId);
+    return {
+      property_object_id: h.propertyObjectId, tenant_id: h.tenantId, from_status: h.fromStatus, to_status: h.toStatus, status_source: h.statusSource,
+      at: h.at.toISOString(), booking_id: h.bookingId ?? null, deal_id: h.dealId ?? null, actor_id: h.actorId ?? null, reason: h.reason ?? null,
+      causation_id: h.causationId ?? null, message_id: w.messageId, version: h.version,
+    };
+  });
+  return { messageIds: identified.map((w) => w.messageId), next, history, events: identified.map(statusChangedEvent) };
+}
+
 /**
  * `persistStatusTransition` for many objects at once (the hold-expiration job's batch): the same rows
  * — each object's next state under the same optimistic version check, its status-changed event, its
@@ -167,21 +207,7 @@ function historyRow(w: StatusTransitionWrite, messageId: string): typeof propert
  */
 export async function persistStatusTransitions(tx: Tx, writes: StatusTransitionWrite[]): Promise<{ messageIds: string[] }> {
   if (writes.length === 0) return { messageIds: [] };
-  const identified = writes.map((w) => ({ ...w, messageId: w.messageId ?? randomUUID() }));
-  const next = identified.map(({ object, from, to }) => ({
-    id: object.id, from_version: from.version, status: to.status, reserved_until: to.reservedUntil?.toISOString() ?? null,
-    booked_until: to.bookedUntil?.toISOString() ?? null, hold_deal_id: to.holdDealId, hold_booking_id: to.holdBookingId,
-    sold_at: to.soldAt?.toISOString() ?? null, status_source: to.statusSource, status_changed_at: to.statusChangedAt.toISOString(),
-    updated_at: to.updatedAt.toISOString(), version: to.version,
-  }));
-  const history = identified.map((w) => {
-    const h = historyRow(w, w.messageId);
-    return {
-      property_object_id: h.propertyObjectId, tenant_id: h.tenantId, from_status: h.fromStatus, to_status: h.toStatus, status_source: h.statusSource,
-      at: h.at.toISOString(), booking_id: h.bookingId, deal_id: h.dealId, actor_id: h.actorId, reason: h.reason, causation_id: h.causationId,
-      message_id: h.messageId, version: h.version,
-    };
-  });
+  const { messageIds, next, history, events: identifiedEvents } = statusTransitionRows(writes);
   const updated = tx.execute<{ id: string }>(sql`
     UPDATE ${propertyObjects} AS p SET
       status = v.status, reserved_until = v.reserved_until, booked_until = v.booked_until, hold_deal_id = v.hold_deal_id,
@@ -192,7 +218,7 @@ export async function persistStatusTransitions(tx: Tx, writes: StatusTransitionW
       hold_booking_id uuid, sold_at timestamptz, status_source text, status_changed_at timestamptz, updated_at timestamptz, version integer)
     WHERE p.id = v.id AND p.version = v.from_version
     RETURNING p.id`).then((rows) => rows);
-  const events = writeOutboxMany(tx, 'chessboard', identified.map(statusChangedEvent));
+  const events = writeOutboxMany(tx, 'chessboard', identifiedEvents);
   const historyWritten = tx.execute(sql`
     INSERT INTO ${propertyObjectStatusHistory} (property_object_id, tenant_id, from_status, to_status, status_source, at, booking_id, deal_id,
       actor_id, reason, causation_id, message_id, version)
@@ -209,7 +235,7 @@ export async function persistStatusTransitions(tx: Tx, writes: StatusTransitionW
     const moved = writes.filter((w) => !rows.some((u) => u.id === w.object.id)).map((w) => w.object.id);
     throw new AppError(PROPERTY_OBJECT_ERRORS.VERSION_CONFLICT, 'CONFLICT', `property objects ${moved.join(', ')} changed concurrently`);
   }
-  return { messageIds: identified.map((w) => w.messageId) };
+  return { messageIds };
 }
 
 /**

@@ -124,6 +124,32 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
   return row.messageId;
 }
 
+/** An outbox row as it travels in a jsonb parameter (snake_case: the column names). */
+export interface OutboxJsonRow {
+  message_id: string;
+  topic: string;
+  key: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  payload: unknown;
+  headers: Record<string, unknown>;
+}
+
+/**
+ * The outbox rows of a batch of events, each envelope validated with its topic's contract as
+ * writeOutbox does, plus the NOTIFY notices of the batch (outboxNotices): for a writer that inserts them
+ * inside a statement of its own (the hold-expiration job's one-statement phase) instead of writeOutboxMany.
+ */
+export function outboxBatch<T extends Topic>(outbox: OutboxName, events: OutboxEvent<T>[]): { rows: OutboxJsonRow[]; notices: string[] } {
+  const rows = events.map((event) => {
+    const r = outboxRow(outbox, event);
+    return {
+      message_id: r.messageId, topic: r.topic, key: r.key, aggregate_type: r.aggregateType, aggregate_id: r.aggregateId, payload: r.payload, headers: r.headers,
+    };
+  });
+  return { rows, notices: outboxNotices(events) };
+}
+
 /**
  * `writeOutbox` for a batch (a job releasing hundreds of objects in one transaction): the same rows,
  * validated the same way, in ONE INSERT and one NOTIFY (sent together) instead of two statements per event.
@@ -133,10 +159,7 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
  */
 export async function writeOutboxMany<T extends Topic>(tx: Tx, outbox: OutboxName, events: OutboxEvent<T>[]): Promise<string[]> {
   if (events.length === 0) return [];
-  const rows = events.map((event) => outboxRow(outbox, event));
-  const json = rows.map((r) => ({
-    message_id: r.messageId, topic: r.topic, key: r.key, aggregate_type: r.aggregateType, aggregate_id: r.aggregateId, payload: r.payload, headers: r.headers,
-  }));
+  const { rows: json } = outboxBatch(outbox, events);
   const inserted = tx.execute(sql`
     INSERT INTO ${OUTBOXES[outbox]} (message_id, topic, key, aggregate_type, aggregate_id, payload, headers)
     SELECT r.message_id, r.topic, r.key, r.aggregate_type, r.aggregate_id, r.payload, r.headers
@@ -147,5 +170,5 @@ export async function writeOutboxMany<T extends Topic>(tx: Tx, outbox: OutboxNam
   // sent right behind the INSERT (postgres.js pipelines statements issued together on one connection)
   const notified = notifyOutbox(tx, outbox, events).then(() => undefined);
   await Promise.all([inserted, notified]);
-  return rows.map((r) => r.messageId);
+  return json.map((r) => r.message_id);
 }

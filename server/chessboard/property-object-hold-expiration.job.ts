@@ -102,7 +102,9 @@ async function writeReleases(
       object: o, from, to, correlationId: runId, causationId: null, dealId: o.holdDealId, bookingId: o.holdBookingId,
       reason: `hold-expiration: ${PHASES[phase].timerName} expired`, requestRecalc: false, messageId: rows[i].message_id,
     })),
-    releases: rows,
+    // the rest of each hold_releases row is its transition's (hold_deal_id = dealId) and the batch's
+    timers: rows.map((r) => ({ expiredTimerAt: new Date(r.expired_timer_at), overdueByMs: r.overdue_by_ms })),
+    runId, releasedAt: asOf, releaseStatusSource: 'ExpirationJob',
     // ProjectAggregatesRecalcRequested, once per project of the batch, projects locked in id order
     recalcProjects: opts.requestRecalc ? planned.map((p) => p.object.projectId) : [],
     recalcAt: asOf,

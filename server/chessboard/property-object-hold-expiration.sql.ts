@@ -112,19 +112,14 @@ export async function countSkippedLocked(tx: DbOrTx, phase: HoldPhase, cutoff: D
   return Math.max(0, walked - selected.length);
 }
 
-/** One hold_releases row (snake_case: it travels as jsonb). */
-export interface HoldReleaseRow {
-  property_object_id: string;
-  tenant_id: string;
-  project_id: string;
-  hold_deal_id: string | null;
-  from_status: string;
-  expired_timer_at: string;
-  overdue_by_ms: number;
-  status_source: string;
-  run_id: string;
-  message_id: string;
-  released_at: string;
+/**
+ * What a hold_releases row adds to its object's transition: the rest of the row is the transition's
+ * (property_object_id, tenant_id, project_id, from_status, message_id, hold_deal_id = the transition's
+ * dealId) or the batch's (status_source, run_id, released_at).
+ */
+export interface HoldReleaseTimer {
+  expiredTimerAt: Date;
+  overdueByMs: number;
 }
 
 /**
@@ -138,18 +133,40 @@ export interface HoldReleaseRow {
  * the same rows took six statements, five of them unnamed (Parse/Describe, then Bind/Execute, each
  * waiting for the one before it): ~12 round trips a phase (bench hold-expiration). Server side it takes
  * ~7 ms for 200 objects (auto_explain @100k: the objects UPDATE ~3 ms, each INSERT ~1 ms).
+ * The history and hold_releases rows are built in the statement from the object's row (one per object,
+ * carrying only what the next state does not: tenant, project, from_status, booking/deal, message id,
+ * the expired timer) and the batch's scalars (reason, actor, causation, run, released_at — one value per
+ * batch, separate parameters): sending each row whole repeated the ids, constants and timestamps and
+ * made a third of the ~465 kB parameter that the client serialises and the server parses.
  * All or nothing: if an object's version moved, VERSION_CONFLICT is thrown once the statement is done
  * (the caller rolls its savepoint back); a row that a constraint refuses fails the statement.
  * `recalcProjects` empty: no recalc request (the caller makes it).
  */
 export async function writeHoldReleases(
-  tx: Tx, batch: { transitions: StatusTransitionWrite[]; releases: HoldReleaseRow[]; recalcProjects: string[]; recalcAt: Date },
+  tx: Tx,
+  batch: {
+    transitions: StatusTransitionWrite[]; timers: HoldReleaseTimer[]; runId: string; releasedAt: Date; releaseStatusSource: string;
+    recalcProjects: string[]; recalcAt: Date;
+  },
 ): Promise<void> {
   if (batch.transitions.length === 0) return;
   const { next, history, events } = statusTransitionRows(batch.transitions);
+  const [first] = history;
+  // the history's reason/actor/causation travel once per batch: a batch that mixes them is a caller's bug
+  if (history.some((h) => h.reason !== first.reason || h.actor_id !== first.actor_id || h.causation_id !== first.causation_id)) {
+    throw new Error('writeHoldReleases: one reason, actor and causation per batch');
+  }
   const outbox = outboxBatch('chessboard', events);
+  const objects = next.map((o, i) => {
+    const h = history[i];
+    const t = batch.timers[i];
+    return {
+      ...o, tenant_id: h.tenant_id, project_id: batch.transitions[i].object.projectId, from_status: h.from_status, booking_id: h.booking_id,
+      deal_id: h.deal_id, message_id: h.message_id, expired_timer_at: t.expiredTimerAt.toISOString(), overdue_by_ms: t.overdueByMs,
+    };
+  });
   const json = JSON.stringify({
-    objects: next, history, outbox: outbox.rows, releases: batch.releases, notices: outbox.notices,
+    objects, outbox: outbox.rows, notices: outbox.notices,
     projects: [...new Set(batch.recalcProjects)].sort(), recalc_at: batch.recalcAt.toISOString(),
   });
   const [result] = await executePrepared<{ updated: string[] | null; notified: number }>(tx, 'hold_expiration_write', sql`
@@ -175,27 +192,24 @@ export async function writeHoldReleases(
         AS r(message_id, topic, key, aggregate_type, aggregate_id, payload, headers, ord)
       ORDER BY r.ord
     ), history AS (
+      -- the object's row and the batch's scalars (see above): the columns of statusTransitionRows' history row
       INSERT INTO ${propertyObjectStatusHistory} (property_object_id, tenant_id, from_status, to_status, status_source, at, booking_id, deal_id,
         actor_id, reason, causation_id, message_id, version)
-      SELECT h.property_object_id, h.tenant_id, h.from_status, h.to_status, h.status_source, h.at, h.booking_id, h.deal_id, h.actor_id, h.reason,
-        h.causation_id, h.message_id, h.version
-      FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'history' FROM b)) AS (property_object_id uuid, tenant_id uuid, from_status text,
-        to_status text, status_source text, at timestamptz, booking_id uuid, deal_id uuid, actor_id text, reason text, causation_id uuid,
-        message_id uuid, version integer)) WITH ORDINALITY
-        AS h(property_object_id, tenant_id, from_status, to_status, status_source, at, booking_id, deal_id, actor_id, reason, causation_id,
-          message_id, version, ord)
-      ORDER BY h.ord
+      SELECT o.id, o.tenant_id, o.from_status, o.status, o.status_source, o.updated_at, o.booking_id, o.deal_id,
+        ${first.actor_id}::text, ${first.reason}::text, ${first.causation_id}::uuid, o.message_id, o.version
+      FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'objects' FROM b)) AS (id uuid, tenant_id uuid, from_status text, status text,
+        status_source text, updated_at timestamptz, booking_id uuid, deal_id uuid, message_id uuid, version integer)) WITH ORDINALITY
+        AS o(id, tenant_id, from_status, status, status_source, updated_at, booking_id, deal_id, message_id, version, ord)
+      ORDER BY o.ord
     ), released AS (
       INSERT INTO ${holdReleases} (property_object_id, tenant_id, project_id, hold_deal_id, from_status, expired_timer_at, overdue_by_ms,
         status_source, run_id, message_id, released_at)
-      SELECT r.property_object_id, r.tenant_id, r.project_id, r.hold_deal_id, r.from_status, r.expired_timer_at, r.overdue_by_ms,
-        r.status_source, r.run_id, r.message_id, r.released_at
-      FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'releases' FROM b)) AS (property_object_id uuid, tenant_id uuid, project_id uuid,
-        hold_deal_id uuid, from_status text, expired_timer_at timestamptz, overdue_by_ms bigint, status_source text, run_id uuid,
-        message_id uuid, released_at timestamptz)) WITH ORDINALITY
-        AS r(property_object_id, tenant_id, project_id, hold_deal_id, from_status, expired_timer_at, overdue_by_ms, status_source, run_id,
-          message_id, released_at, ord)
-      ORDER BY r.ord
+      SELECT o.id, o.tenant_id, o.project_id, o.deal_id, o.from_status, o.expired_timer_at, o.overdue_by_ms,
+        ${batch.releaseStatusSource}::text, ${batch.runId}::uuid, o.message_id, ${batch.releasedAt.toISOString()}::timestamptz
+      FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'objects' FROM b)) AS (id uuid, tenant_id uuid, project_id uuid, deal_id uuid,
+        from_status text, expired_timer_at timestamptz, overdue_by_ms bigint, message_id uuid)) WITH ORDINALITY
+        AS o(id, tenant_id, project_id, deal_id, from_status, expired_timer_at, overdue_by_ms, message_id, ord)
+      ORDER BY o.ord
     ), recalc AS (
       -- ProjectAggregatesRecalcRequested (requestProjectAggregatesRecalc's statement): the row locks in id order
       UPDATE ${projects} SET aggregates_recalc_requested_at = coalesce(aggregates_recalc_requested_at, (SELECT (j ->> 'recalc_at')::timestamptz FROM b))

@@ -1,5 +1,5 @@
 import { histogram } from '../platform/metrics';
-import { requestUrlParts } from './request-url';
+import { procedurePath, requestUrlParts } from './request-url';
 
 const requestDuration = histogram(
   'pin_http_request_duration_seconds',
@@ -17,7 +17,7 @@ const STATUSES = new Set(['200', '204', '207', '400', '401', '403', '404', '405'
  * procedures) is `unknown` and an unusual status is `other`, so no request can add series.
  */
 export function observeTrpcRequest(url: string, status: number, seconds: number, known: ReadonlySet<string>): void {
-  const path = requestUrlParts(url).pathname.replace(/^\/api\/trpc\/?/, '');
+  const path = procedurePath(requestUrlParts(url).pathname);
   let procedures: string[];
   try {
     procedures = path ? decodeURIComponent(path).split(',') : ['(none)'];

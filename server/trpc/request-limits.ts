@@ -4,7 +4,7 @@
  * the limit and no further), a `?batch=1` request naming more than `maxBatchCalls` procedures is a 400
  * before any of them runs. Answers are in the tRPC error shape (superjson envelope), with fixed messages.
  */
-import { isBatchQuery, requestUrlParts } from './request-url';
+import { isBatchQuery, procedurePath, requestUrlParts } from './request-url';
 
 export interface RequestLimits {
   maxBodyBytes: number;
@@ -24,7 +24,7 @@ export const payloadTooLarge = (max: number) => trpcErrorResponse(413, 'PAYLOAD_
 export function batchCalls(url: string): number {
   const { pathname, query } = requestUrlParts(url);
   if (!isBatchQuery(query)) return 1;
-  const path = pathname.replace(/^\/api\/trpc\/?/, '');
+  const path = procedurePath(pathname);
   return path ? path.split(',').length : 0;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isBatchQuery, requestUrlParts } from './request-url';
+import { isBatchQuery, procedurePath, requestUrlParts } from './request-url';
 
 describe('requestUrlParts', () => {
   it('cuts path and query as WHATWG URL does for the URLs the API sees', () => {
@@ -30,5 +30,12 @@ describe('requestUrlParts', () => {
     expect(isBatchQuery('batch=0')).toBe(false);
     expect(isBatchQuery('notbatch=1')).toBe(false);
     expect(isBatchQuery('')).toBe(false);
+  });
+
+  it('procedurePath: the procedures named after /api/trpc/', () => {
+    expect(procedurePath('/api/trpc/booking.create')).toBe('booking.create');
+    expect(procedurePath('/api/trpc/a,b')).toBe('a,b');
+    expect(procedurePath('/api/trpc/')).toBe('');
+    expect(procedurePath('/api/trpc')).toBe('');
   });
 });

@@ -16,8 +16,14 @@ export function requestUrlParts(url: string): RequestUrlParts {
   const scheme = url.indexOf('://');
   // an absolute URL: the path starts at the first '/' after the authority (a '?' or '#' may end it first)
   if (scheme >= 0 && scheme < url.search(/[/?#]/)) {
-    const authorityEnd = url.slice(scheme + 3).search(/[/?#]/);
-    start = authorityEnd < 0 ? url.length : scheme + 3 + authorityEnd;
+    start = url.length;
+    for (let i = scheme + 3; i < url.length; i++) {
+      const c = url.charCodeAt(i);
+      if (c === 0x2f || c === 0x3f || c === 0x23) { // '/', '?', '#' end the authority
+        start = i;
+        break;
+      }
+    }
   }
   let end = url.indexOf('#', start);
   if (end < 0) end = url.length;
@@ -31,4 +37,9 @@ export function requestUrlParts(url: string): RequestUrlParts {
 /** `?batch=1` as tRPC reads it (URLSearchParams: `batch=%31` is a batch too); parsed only when the query names it. */
 export function isBatchQuery(query: string): boolean {
   return query.includes('batch') && new URLSearchParams(query).get('batch') === '1';
+}
+
+/** The procedures a tRPC pathname names, as one text: `/api/trpc/a,b` → `a,b` ('' when it names none). */
+export function procedurePath(pathname: string): string {
+  return pathname.replace(/^\/api\/trpc\/?/, '');
 }

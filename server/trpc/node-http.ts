@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { contentSecurityPolicy } from '../auth/content-security-policy';
 import { getServices } from '../web-services';
-import { handleTrpcRequest, handleTrpcRequestWithBodyRead } from './http-handler';
+import { answerPlainCall, handleTrpcRequest, handleTrpcRequestWithBodyRead, plainCallProcedure, type PlainAnswer } from './http-handler';
 
 /**
  * /api/trpc/<procedure> served straight from the web server's node:http request, without the Next.js
@@ -120,42 +120,50 @@ export function cspNonce(): string {
 
 export async function serveTrpc(req: IncomingMessage, res: ServerResponse, origin: string): Promise<void> {
   const method = req.method ?? 'GET';
-  let response: Response;
+  let body: Buffer = EMPTY;
   let cut = false;
-  if (method === 'GET' || method === 'HEAD') {
-    response = await handleTrpcRequestWithBodyRead(new ReadJsonRequest(method, origin + req.url, req.headers, EMPTY) as unknown as Request);
-  } else {
+  if (method !== 'GET' && method !== 'HEAD') {
     const max = getServices().env.API_MAX_BODY_BYTES;
     const declared = req.headers['content-length'];
-    let body: Buffer;
     // a declared length over the limit is answered from the header (request-limits.ts), unread
-    if (declared !== undefined && Number(declared) > max) {
-      body = EMPTY;
-      cut = true;
-    } else {
-      ({ body, cut } = await readBody(req, max));
-    }
-    response = cut
-      // over the limit: a whatwg Request, so that the handler's limit answers it (413) as for the Next.js route
-      ? await handleTrpcRequest(new Request(origin + req.url, { method, headers: requestHeaders(req), body: new Uint8Array(body) }))
-      : await handleTrpcRequestWithBodyRead(new ReadJsonRequest(method, origin + req.url, req.headers, body) as unknown as Request);
+    if (declared !== undefined && Number(declared) > max) cut = true;
+    else ({ body, cut } = await readBody(req, max));
   }
+  if (cut) {
+    // over the limit: a whatwg Request, so that the handler's limit answers it (413) as for the Next.js route
+    const over = new Request(origin + req.url, { method, headers: requestHeaders(req), body: new Uint8Array(body) });
+    return writeResponse(req, res, method, await handleTrpcRequest(over), true);
+  }
+  const request = new ReadJsonRequest(method, origin + req.url, req.headers, body);
+  // one JSON call (every booking command): answered without tRPC's fetch adapter and its whatwg objects
+  const plainPath = plainCallProcedure(method, request.url, request.headers);
+  if (plainPath !== null) return writeAnswer(req, res, method, await answerPlainCall(request as unknown as Request, plainPath), false);
+  return writeResponse(req, res, method, await handleTrpcRequestWithBodyRead(request as unknown as Request), false);
+}
 
-  const out = Buffer.from(await response.arrayBuffer());
-  res.statusCode = response.status;
-  for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length) res.setHeader('set-cookie', cookies);
+async function writeResponse(req: IncomingMessage, res: ServerResponse, method: string, response: Response, cut: boolean): Promise<void> {
+  const headers: Array<[string, string]> = [];
+  for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push([name, value]);
+  const body = Buffer.from(await response.arrayBuffer());
+  return writeAnswer(req, res, method, { status: response.status, headers, cookies: response.headers.getSetCookie(), body }, cut);
+}
+
+/** The answer with what Next.js added around the route (security headers, CSP, gzip of a larger answer). */
+async function writeAnswer(req: IncomingMessage, res: ServerResponse, method: string, answer: Omit<PlainAnswer, 'body'> & { body: string | Buffer }, cut: boolean): Promise<void> {
+  res.statusCode = answer.status;
+  for (const [name, value] of answer.headers) res.setHeader(name, value);
+  if (answer.cookies.length) res.setHeader('set-cookie', answer.cookies);
   for (const [name, value] of STATIC_SECURITY_HEADERS) res.setHeader(name, value);
   res.setHeader('content-security-policy', contentSecurityPolicy(cspNonce(), process.env.NODE_ENV === 'production'));
   // the rest of a body over the limit is not read: the connection closes after the answer
   if (cut) res.setHeader('connection', 'close');
   if (method === 'HEAD') return void res.end();
-  const answer = await encodeAnswer(out, req.headers['accept-encoding']);
+  const out = typeof answer.body === 'string' ? Buffer.from(answer.body) : answer.body;
+  const encoded = await encodeAnswer(out, req.headers['accept-encoding']);
   res.setHeader('vary', 'Accept-Encoding');
-  if (answer.encoding) res.setHeader('content-encoding', answer.encoding);
-  res.setHeader('content-length', answer.body.byteLength);
-  res.end(answer.body);
+  if (encoded.encoding) res.setHeader('content-encoding', encoded.encoding);
+  res.setHeader('content-length', encoded.body.byteLength);
+  res.end(encoded.body);
 }
 
 const EMPTY = Buffer.alloc(0);

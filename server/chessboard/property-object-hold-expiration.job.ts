@@ -103,7 +103,7 @@ async function writeReleases(
       reason: `hold-expiration: ${PHASES[phase].timerName} expired`, requestRecalc: false, messageId: rows[i].message_id,
     })),
     // the rest of each hold_releases row is its transition's (hold_deal_id = dealId) and the batch's
-    timers: rows.map((r) => ({ expiredTimerAt: new Date(r.expired_timer_at), overdueByMs: r.overdue_by_ms })),
+    timers: planned.map(({ object: o }, i) => ({ expiredTimerAt: timerOf(o, phase), overdueByMs: rows[i].overdue_by_ms })),
     runId, releasedAt: asOf, releaseStatusSource: 'ExpirationJob',
     // ProjectAggregatesRecalcRequested, once per project of the batch, projects locked in id order
     recalcProjects: opts.requestRecalc ? planned.map((p) => p.object.projectId) : [],

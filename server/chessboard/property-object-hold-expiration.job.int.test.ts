@@ -15,7 +15,10 @@ import { bindHoldExpirationMetrics, unbindHoldExpirationMetrics } from './metric
 import {
   createPropertyObjectHoldExpirationJob, expirationJobGuard, propertyObjectHoldExpirationJob, type HoldExpirationSummary,
 } from './property-object-hold-expiration.job';
-import { expiredHoldsCountQuery, selectExpiredHoldsForUpdate } from './property-object-hold-expiration.sql';
+import { expiredHoldsCountQuery, selectExpiredHoldsForUpdate, writeHoldReleases } from './property-object-hold-expiration.sql';
+import { release, stateOf } from './property-object';
+import { statusTransitionRows } from './property-object-persistence';
+import { outboxBatch } from '../platform/outbox/write';
 
 const MIN = 60_000;
 const AS_OF = new Date('2030-06-01T12:00:00.000Z');
@@ -95,6 +98,35 @@ describe('property-object-hold-expiration: what is released', () => {
     // ProjectAggregatesRecalcRequested
     const [p] = await t.database.sql`SELECT aggregates_recalc_requested_at FROM chessboard.projects WHERE id = ${place.projectId}`;
     expect(new Date(p.aggregates_recalc_requested_at)).toEqual(AS_OF);
+  });
+
+  it('the outbox rows written are outboxBatch\'s rows whole (the envelopes go through the jsonb parameter and come out unchanged)', async () => {
+    const other = await insertProject(t.database, randomUUID());
+    const ids = [
+      ...await insertObjects(t.database, place, [{ status: 'Reserved', timer: ago(30 * MIN), version: 2 }, { status: 'Reserved', timer: ago(29 * MIN), version: 5 }]),
+      ...await insertObjects(t.database, other, [{ status: 'Reserved', timer: ago(28 * MIN) }]),
+    ];
+    const runId = randomUUID();
+    const rolledBack = new Error('rolled back');
+    for (const batch of [ids, [ids[0]]]) { // mixed tenants, projects and versions; and a batch of one (every key alike)
+      // written and read in one transaction, rolled back: each batch starts from the same held objects
+      await t.database.db.transaction(async (tx) => {
+        const locked = (await selectExpiredHoldsForUpdate(tx, 'reserved', ago(10 * MIN), 10)).filter((o) => batch.includes(o.id));
+        const transitions = locked.map((o) => ({
+          object: o, from: stateOf(o), to: release(stateOf(o), 'ExpirationJob', AS_OF), correlationId: runId, causationId: null,
+          dealId: o.holdDealId, bookingId: o.holdBookingId, reason: 'hold-expiration: ReservedUntil expired', requestRecalc: false, messageId: randomUUID(),
+        }));
+        await writeHoldReleases(tx, {
+          transitions, timers: locked.map((o) => ({ expiredTimerAt: o.reservedUntil!, overdueByMs: AS_OF.getTime() - o.reservedUntil!.getTime() })),
+          runId, releasedAt: AS_OF, releaseStatusSource: 'ExpirationJob', recalcProjects: [], recalcAt: AS_OF,
+        });
+        const expected = outboxBatch('chessboard', statusTransitionRows(transitions).events).rows;
+        expect(expected).toHaveLength(batch.length);
+        const written = await tx.execute(sql`SELECT message_id, topic, key, aggregate_type, aggregate_id, payload, headers FROM chessboard.outbox ORDER BY id`);
+        expect([...written].map((r) => ({ ...r }))).toEqual(JSON.parse(JSON.stringify(expected)));
+        throw rolledBack;
+      }).catch((e) => { if (e !== rolledBack) throw e; });
+    }
   });
 
   it('is idempotent by state: a second cycle changes nothing', async () => {

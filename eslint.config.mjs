@@ -7,32 +7,46 @@ import nextPlugin from '@next/eslint-plugin-next';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
-// Context boundaries (issue #18, h18b): a bounded context under server/ imports another context only
+// Context boundaries: a bounded context under server/ imports another context only
 // through the modules that context offers to others — its commands, queries, module APIs, live channel
 // names and consumer definitions (ops' lag and saga views name the groups). The rest of a context folder
 // is its own. Composition roots (server/trpc, server/*.ts, app/) and tests are not restricted. The list
-// is the survey of the cross-context imports when the rule was written (ARCHITECTURE.md "Context
-// boundaries"); a new entry is a decision to make a module public, not a way round the rule.
+// is the set of cross-context imports the contexts offer (ARCHITECTURE.md "Boundaries and table
+// owners"); a new entry is a decision to make a module public, not a way round the rule.
 const CONTEXT_PUBLIC_MODULES = {
-  auth: ['actor', 'session'],
+  auth: ['actor', 'session', 'directory'],
   catalog: ['queries', 'inbox-replay', 'card-projection.consumer'],
-  chessboard: ['commands', 'queries', 'inbox-replay', 'crm-property-object-status.consumer'],
+  chessboard: ['commands', 'queries', 'inbox-replay', 'crm-property-object-status.consumer', 'hold-release-roles'],
   // every crm command module is public (ops' repairs run crm's cancel under its own command name)
   crm: ['queries', 'booking', 'requisite-references', 'inbox-replay', 'commands/*'],
   messenger: ['live', 'inbox-replay', 'deal-chat.consumer'],
   notifications: ['booking-events', 'inbox-replay', 'booking-events.consumer'],
-  ops: ['audit', 'booking-repairs'],
+  // ops sits above the contexts it repairs and offers them nothing (its audit trail is platform's)
+  ops: [],
   profile: ['module-api'],
 };
 const CONTEXTS = Object.keys(CONTEXT_PUBLIC_MODULES);
+// Pairs that import each other in one direction only: the other way goes through a port the composition
+// root wires (server/<context>/ports.ts, server/main/registry.ts). crm filters its lists by chessboard's
+// objects, so the chessboard asks crm through a port; profile asks crm about bookings, so crm asks profile
+// through a port.
+const NEVER_IMPORTS = { chessboard: ['crm'], crm: ['profile'] };
 const contextImportRule = (ctx, extraPublic = []) => ['error', {
-  patterns: CONTEXTS.filter((other) => other !== ctx).map((other) => ({
+  patterns: CONTEXTS.filter((other) => other !== ctx).map((other) => (NEVER_IMPORTS[ctx]?.includes(other) ? {
+    group: [`**/${other}/**`],
+    message: `${ctx} may not import ${other} (${other} imports ${ctx}): ask through ${ctx}'s port (server/${ctx}/ports.ts), wired by server/main/registry.ts.`,
+  } : {
     // a public module inside a folder (commands/*) needs its folder re-included first (gitignore semantics)
     group: [`**/${other}/**`, ...[...CONTEXT_PUBLIC_MODULES[other], ...extraPublic].flatMap((m) => [
       ...(m.includes('/') ? [`!**/${other}/${m.slice(0, m.lastIndexOf('/'))}`] : []), `!**/${other}/${m}`,
     ])],
-    message: `${ctx} may use ${other} only through its public modules (${CONTEXT_PUBLIC_MODULES[other].join(', ')}): eslint.config.mjs CONTEXT_PUBLIC_MODULES.`,
-  })),
+    message: CONTEXT_PUBLIC_MODULES[other].length
+      ? `${ctx} may use ${other} only through its public modules (${CONTEXT_PUBLIC_MODULES[other].join(', ')}): eslint.config.mjs CONTEXT_PUBLIC_MODULES.`
+      : `${ctx} may not import ${other}: it offers no module to other contexts (eslint.config.mjs CONTEXT_PUBLIC_MODULES).`,
+  })).concat({
+    group: ['**/main/*', '@/server/main/*'],
+    message: 'server/main/ (the composition roots) imports the contexts, never the other way: read its job and consumer lists through platform/registry.ts.',
+  }),
 }];
 const contextBoundaries = [
   ...CONTEXTS.map((ctx) => ({
@@ -46,7 +60,7 @@ const contextBoundaries = [
     rules: { 'no-restricted-imports': contextImportRule('ops', ['schema']) },
   },
 ];
-const PLATFORM_BOUNDARY = 'platform/ is the ground floor: it imports only platform/, contracts/ and packages. Register the context with a composition root (server/worker.ts, server/web-services.ts, server/schema.ts) instead.';
+const PLATFORM_BOUNDARY = 'platform/ is the ground floor: it imports only platform/, contracts/ and packages. Register the context with a composition root (server/main/worker.ts, server/main/web-services.ts, server/main/schema.ts) instead.';
 
 export default tseslint.config(
   { ignores: ['.next/**', '.data/**', 'node_modules/**', 'drizzle/migrations/**', 'next-env.d.ts', '**/*.js', '**/*.cjs'] },
@@ -77,9 +91,9 @@ export default tseslint.config(
       }],
     },
   },
-  // ── Import boundaries: the ground floor (issue #18) ─────────────────────────────────────────────
+  // ── Import boundaries: the ground floor ────────────────────────────────────────────────────────
   // contracts/ imports nothing but zod and each other; platform/ imports only itself, contracts/ and
-  // packages. The contexts, server/worker.ts, jobs.ts, consumers.ts, schema.ts, metric-modules.ts and
+  // packages. The contexts, server/main/worker.ts, jobs.ts, consumers.ts, schema.ts, metric-modules.ts and
   // web-services.ts sit above them: a context registers its tables, outboxes, jobs, consumers and
   // metrics with a composition root (worker.ts, web-services.ts, schema.ts), never platform reaching up.
   // (@typescript-eslint's variant of no-restricted-imports, so these blocks do not replace — and are not
@@ -109,11 +123,11 @@ export default tseslint.config(
     },
   },
   {
-    // platform's own tests may also use the test harness (server/testing) and the local infra scripts
+    // platform's own tests may also use the test harness (test/harness) and the local infra scripts
     files: ['server/platform/*.test.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(\\.\\./(?!(contracts|testing)(/|$))|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
+        patterns: [{ regex: '^(\\.\\./(?!(contracts(/|$)|\\.\\./test/harness/))|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
       }],
     },
   },
@@ -121,7 +135,7 @@ export default tseslint.config(
     files: ['server/platform/*/*.test.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(\\.\\./\\.\\./(?!(contracts|testing)/|\\.\\./scripts/infra/)|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
+        patterns: [{ regex: '^(\\.\\./\\.\\./(?!contracts/|\\.\\./test/harness/|\\.\\./scripts/infra/)|@/(?!server/(platform|contracts)(/|$)))', message: PLATFORM_BOUNDARY }],
       }],
     },
   },

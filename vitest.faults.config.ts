@@ -2,7 +2,7 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
- * `npm run test:faults`: the full fault and abuse suite (server/faults/**\/*.faults.test.ts). Same global
+ * `npm run test:faults`: the full fault and abuse suite (test/faults/**\/*.faults.test.ts). Same global
  * setup as vitest.config.ts (a shared PostgreSQL + Kafka for the scenarios that only use them); the
  * scenarios that stop, kill or restart PostgreSQL or Kafka start instances of their own. One file at a
  * time: the scenarios measure processes competing for 2 cores, and parallel files would only add noise.
@@ -11,9 +11,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
   test: {
-    include: ['server/faults/**/*.faults.test.ts'],
+    include: ['test/faults/**/*.faults.test.ts'],
     exclude: ['**/node_modules/**', '.data/**', 'e2e/**'],
-    globalSetup: ['./server/testing/global-setup.ts'],
+    globalSetup: ['./test/harness/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 1,
     fileParallelism: false,

@@ -3,14 +3,13 @@ import { spawnSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applyPatchesOrExit } from './patch-dependencies.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export function ensureDependencies() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
-  // scripts/patch-dependencies.mjs runs here too: an install may have skipped the postinstall script
-  if (existsSync(marker) && existsSync(path.join(root, 'node_modules', '.bin', 'tsx'))) return applyPatchesOrExit('setup');
+  // patches/ are applied here too: an install may have skipped the postinstall script (--ignore-scripts)
+  if (existsSync(marker) && existsSync(path.join(root, 'node_modules', '.bin', 'tsx'))) return applyPatches();
   const ci = existsSync(path.join(root, 'package-lock.json'));
   console.log(`[setup] installing dependencies (npm ${ci ? 'ci' : 'install'}) ...`);
   const r = spawnSync('npm', [ci ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
@@ -18,7 +17,17 @@ export function ensureDependencies() {
     console.error('[setup] npm install failed');
     process.exit(r.status ?? 1);
   }
-  applyPatchesOrExit('setup');
+  applyPatches();
+}
+
+/** patch-package: applies patches/*.patch, a no-op for those already applied; a patch that no longer fits stops here. */
+function applyPatches() {
+  const r = spawnSync(path.join(root, 'node_modules', '.bin', 'patch-package'), ['--error-on-fail'], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) {
+    process.stderr.write(r.stdout + r.stderr);
+    console.error('[setup] a dependency patch in patches/ failed to apply (see above): check whether upstream fixed it, then drop the patch');
+    process.exit(r.status ?? 1);
+  }
 }
 
 /**

@@ -17,14 +17,17 @@ const log = (l: string) => console.log(`[test] ${l}`);
 const faults = process.argv.includes('--faults');
 const only = process.argv.includes('--unit') ? 'unit' : process.argv.includes('--e2e') ? 'e2e' : 'all';
 // `npm test -- --e2e e2e/grid.spec.ts` runs only the named specs (vitest files with `--unit`)
-const named = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--brokers');
+const named = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--brokers' && all[i - 1] !== '--pg-replicas');
 
 interface Tally { passed: number; failed: number; skipped: number }
 
 async function main(): Promise<number> {
   const t0 = Date.now();
   fs.mkdirSync(DATA_DIR, { recursive: true });
-  const infra = await ensureInfra({ profile: 'test', fresh: !process.env.DATABASE_URL, log: (l) => log(l) });
+  // `npm test -- --pg-replicas 1` (no DATABASE_URL): the run's PostgreSQL is a primary + synchronous replica.
+  // The fault profile of that name starts its own pair per scenario (it kills the primary).
+  const pgReplicas = !faults && process.argv.includes('--pg-replicas') ? 1 : 0;
+  const infra = await ensureInfra({ profile: 'test', fresh: !process.env.DATABASE_URL, log: (l) => log(l), pgReplicas });
   const tally: Tally = { passed: 0, failed: 0, skipped: 0 };
   const procs: Proc[] = [];
   let e2eDb: string | undefined;
@@ -36,8 +39,12 @@ async function main(): Promise<number> {
       const report = path.join(DATA_DIR, 'vitest-report.json');
       fs.rmSync(report, { force: true });
       const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
-      // `npm run test:faults -- --brokers 3`: the multi-broker scenarios (a 3-node cluster of their own)
-      if (faults) args.push('--config', process.argv.includes('--brokers') ? 'vitest.cluster.config.ts' : 'vitest.faults.config.ts');
+      // `npm run test:faults -- --brokers 3`: the multi-broker scenarios (a 3-node cluster of their own);
+      // `-- --pg-replicas 1`: the PostgreSQL failover scenarios (a primary + synchronous replica of their own)
+      if (faults) {
+        args.push('--config', process.argv.includes('--brokers') ? 'vitest.cluster.config.ts'
+          : process.argv.includes('--pg-replicas') ? 'vitest.replicated.config.ts' : 'vitest.faults.config.ts');
+      }
       if (only === 'unit') args.push(...named);
       const code = await run(bin('vitest'), args, baseEnv);
       const counted = readVitest(report);
@@ -75,8 +82,8 @@ async function main(): Promise<number> {
       await buildWeb(env, log, process.env.CI === 'true');
       const logDir = path.join(DATA_DIR, 'e2e-logs');
       fs.mkdirSync(logDir, { recursive: true });
-      procs.push(startProcess('worker', bin('tsx'), ['server/worker.ts'], env, path.join(logDir, 'worker.log')));
-      procs.push(startProcess('web', bin('tsx'), ['scripts/web-server.ts', '-p', String(port), '-H', '127.0.0.1'], env, path.join(logDir, 'web.log')));
+      procs.push(startProcess('worker', bin('tsx'), ['server/main/worker.ts'], env, path.join(logDir, 'worker.log')));
+      procs.push(startProcess('web', bin('tsx'), ['server/main/web-server.ts', '-p', String(port), '-H', '127.0.0.1'], env, path.join(logDir, 'web.log')));
       await waitForHttp(`http://127.0.0.1:${port}/api/health`, 120_000, log);
       log(`web on http://127.0.0.1:${port}; running Playwright in Debian Chromium`);
       const report = path.join(DATA_DIR, 'playwright-report.json');

@@ -1,10 +1,10 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { connectPostgres } from './db';
 
 /**
- * scripts/patch-dependencies.mjs (porsager/postgres#1208): a write to a connection whose backend died
+ * patches/postgres+3.4.9.patch (porsager/postgres#1208, fix proposed upstream in #1209, applied by
+ * patch-package on install): a write to a connection whose backend died
  * is rejected with CONNECTION_CLOSED to its caller — unpatched, postgres.js 3.4.9 throws a TypeError
  * from a setImmediate (`socket.write` on null) that no try/catch sees and that ends the process.
  * A reserved connection is the deterministic trigger: it is pinned, so nothing rotates it away.
@@ -48,7 +48,7 @@ describe('postgres.js patch (porsager/postgres#1208)', () => {
         const closed = closes.next();
         await t.database.sql`SELECT pg_terminate_backend(${pid})`;
         // the next statement is written only once the client has seen the socket close: written while the
-        // close is still on its way it races the driver's own reconnect (a different case, see README)
+        // close is still on its way it races the driver's own reconnect (a different case, see docs/decisions/0012-patched-dependencies.md)
         await closed;
         await tx`SELECT 2`;
       }).then(() => null, (e: unknown) => e as { code?: string });
@@ -64,39 +64,8 @@ describe('postgres.js patch (porsager/postgres#1208)', () => {
   });
 });
 
-describe('postgres.js patch: pipelined BEGIN (issue #17)', () => {
-  /** The socket writes to PostgreSQL while `fn` runs (what a loopback round trip costs is mostly its send()). */
-  async function writesDuring<T>(port: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
-    const original = net.Socket.prototype.write;
-    let writes = 0;
-    net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
-      if (this.remotePort === port) writes++;
-      return (original as (...a: unknown[]) => boolean).apply(this, args);
-    } as typeof original;
-    try {
-      return { result: await fn(), writes };
-    } finally {
-      net.Socket.prototype.write = original;
-    }
-  }
-
-  it('the first statements go out with BEGIN: one write for BEGIN + statements, one for COMMIT', async () => {
-    const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-begin' });
-    try {
-      await client`SELECT 1`; // connected
-      const port = Number(new URL(t.env.DATABASE_URL).port);
-      const { result, writes } = await writesDuring(port, () => client.begin(async (tx) => {
-        const [a, b] = await Promise.all([tx`SELECT 1 AS one`, tx`SELECT 2 AS two`]);
-        return [a[0]!.one, b[0]!.two];
-      }));
-      expect(result).toEqual([1, 2]);
-      expect(writes).toBe(2); // unpatched: 3 (BEGIN alone, then the statements, then COMMIT)
-    } finally {
-      await client.end({ timeout: 1 });
-    }
-  });
-
-  it('statements sent behind BEGIN run inside the transaction: its options, its snapshot, its rollback', async () => {
+describe('postgres.js transactions: BEGIN is awaited before the statements (no pipelining behind it)', () => {
+  it('statements run inside the transaction: its options, its snapshot, its rollback', async () => {
     const client = connectPostgres(t.env.DATABASE_URL, { max: 2, applicationName: 'pin-test-begin-tx' });
     try {
       await client`CREATE TABLE IF NOT EXISTS begin_patch_rows (id int PRIMARY KEY)`;
@@ -110,6 +79,23 @@ describe('postgres.js patch: pipelined BEGIN (issue #17)', () => {
       }).then(() => null, (e: unknown) => e as { code?: string });
       expect(failed?.code).toBe('22012');
       expect(await client`SELECT id FROM begin_patch_rows`).toHaveLength(0);
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  });
+
+  it("a failed BEGIN runs none of the transaction's statements", async () => {
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-begin-failed' });
+    try {
+      await client`CREATE TABLE IF NOT EXISTS begin_failed_rows (id int PRIMARY KEY)`;
+      // an isolation level PostgreSQL does not know: BEGIN fails; a statement pipelined behind it would run
+      // on its own, outside any transaction, and commit
+      const failed = await client.begin('isolation level bogus', (tx) => tx`INSERT INTO begin_failed_rows VALUES (1)`)
+        .then(() => null, (e: unknown) => e as { code?: string });
+      expect(failed?.code).toBe('42601');
+      expect(await client`SELECT id FROM begin_failed_rows`).toHaveLength(0);
+      const [{ one }] = await client<{ one: number }[]>`SELECT 1 AS one`;
+      expect(one).toBe(1);
     } finally {
       await client.end({ timeout: 1 });
     }

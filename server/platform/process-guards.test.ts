@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const fixture = path.join(import.meta.dirname, 'process-guards.fixture.ts');
+const fixture = path.join(import.meta.dirname, '../../test/fixtures/process-guards.fixtures.ts');
 const tsx = path.join(import.meta.dirname, '../../node_modules/.bin/tsx');
 
 function runFixture(reason: 'closed-connection' | 'bug'): Promise<{ code: number | null; lines: { level: string; msg: string }[] }> {

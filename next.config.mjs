@@ -1,4 +1,5 @@
 import createNextIntlPlugin from 'next-intl/plugin';
+import { STATIC_SECURITY_HEADERS } from './server/platform/security-headers.mjs';
 
 const withNextIntl = createNextIntlPlugin('./app/i18n/request.ts');
 
@@ -22,12 +23,8 @@ const nextConfig = {
     return [
       {
         source: '/:path*',
-        headers: [
-          { key: 'X-Content-Type-Options', value: 'nosniff' },
-          { key: 'Referrer-Policy', value: 'same-origin' },
-          { key: 'X-Frame-Options', value: 'DENY' },
-          // Content-Security-Policy: per request, with a nonce (proxy.ts)
-        ],
+        // Content-Security-Policy: per request, with a nonce (proxy.ts)
+        headers: STATIC_SECURITY_HEADERS.map(([key, value]) => ({ key, value })),
       },
     ];
   },

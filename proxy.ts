@@ -2,7 +2,7 @@ import { NextResponse, type NextRequest } from 'next/server';
 
 import { contentSecurityPolicy } from './server/auth/content-security-policy';
 
-// the policy itself lives in server/auth/content-security-policy.ts: scripts/web-server.ts sets it on
+// the policy itself lives in server/auth/content-security-policy.ts: server/main/web-server.ts sets it on
 // the /api/trpc answers it serves without Next.js, and must not load next/server before Next starts
 export { contentSecurityPolicy };
 

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect, request as playwrightRequest, test } from '@playwright/test';
+import { STATIC_SECURITY_HEADERS } from '../server/platform/security-headers.mjs';
 import { PASSWORD, signIn, USERS } from './helpers';
 
 /**
  * Session and web hardening against the running `next start` (NODE_ENV=production), part of the fault
- * and abuse suite (server/faults/README in the "Fault and abuse suite" section of README.md):
+ * and abuse suite (the "Fault and abuse suite" section of docs/operations.md):
  * security headers from next.config.mjs on pages and API routes, the session cookie's flags, CSRF
  * refusal of cross-origin mutations (also Origin "null"), and the sign-in rate limit. The rate-limit
  * test uses an unknown account and an address of its own (X-Forwarded-For), so no other test is limited.
@@ -26,6 +27,8 @@ test.describe('web hardening', () => {
       expect(h['x-content-type-options'], path).toBe('nosniff');
       expect(h['x-frame-options'], path).toBe('DENY');
       expect(h['referrer-policy'], path).toBe('same-origin');
+      // Next.js (next.config.mjs) and the web server's own tRPC answers serve the one definition
+      for (const [name, value] of STATIC_SECURITY_HEADERS) expect(h[name.toLowerCase()], `${path} ${name}`).toBe(value);
       expect(h['x-powered-by'], path).toBeUndefined();
     }
   });

@@ -1,3 +1,4 @@
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { apiAs, cell, e2eRequisites, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcMutation, trpcQuery, USERS, waitForObjectStatus } from './helpers';
 
@@ -6,6 +7,8 @@ import { apiAs, cell, e2eRequisites, freeObjectOfTenantA, openBuildingOf, signIn
  * masked (passport •••• last 4); a developer manager reveals them (audited); the viewer never sees them.
  */
 test('an agent creates a booking with requisites; a manager reveals them; the viewer sees none', async ({ page }, testInfo) => {
+  // five sign-ins and the reveal log's walk in both locales: more than the default minute on a loaded machine
+  test.setTimeout(180_000);
   const fields = e2eRequisites();
   await signIn(page, USERS.agent);
   const object = await freeObjectOfTenantA(page.request);
@@ -46,6 +49,10 @@ test('an agent creates a booking with requisites; a manager reveals them; the vi
   await expect(card).not.toContainText(fields.passportNumber);
   await expect(card).not.toContainText(fields.fullName);
   await snap(page, testInfo, 'requisites-masked');
+  // a reveal asks why: Show stays off until a reason is given
+  await expect(card.locator('[data-action=show-requisites]')).toBeDisabled();
+  const reason = `договор ${Date.now()}`;
+  await card.locator('input[name=revealReason]').fill(reason);
   await card.locator('[data-action=show-requisites]').click();
   const revealed = card.getByTestId('requisites-revealed');
   await expect(revealed).toContainText(fields.fullName);
@@ -54,6 +61,40 @@ test('an agent creates a booking with requisites; a manager reveals them; the vi
   await snap(page, testInfo, 'requisites-revealed');
   await card.locator('[data-action=hide-requisites]').click();
   await expect(card.getByTestId('requisites-revealed')).toHaveCount(0);
+
+  // a PIN manager sees who viewed them, when and why (the reveal log), and filters by the set and by the person
+  await page.context().clearCookies();
+  await signIn(page, USERS.pinManager);
+  await page.goto('/ops/reveals');
+  await expect(page.locator('main h2')).toHaveText('Кто смотрел реквизиты покупателей');
+  const row = page.getByTestId('reveals-table').locator('tbody tr', { hasText: reason });
+  await expect(row).toHaveCount(1);
+  await expect(row.getByTestId('reveal-reason')).toHaveText(reason);
+  await expect(page.locator('main')).not.toContainText(fields.fullName);
+  await expect(page.locator('main')).not.toContainText(fields.passportNumber);
+  await row.getByTestId('reveal-set').getByRole('button').click();
+  await expect(page).toHaveURL(/[?&]set=[0-9a-f-]{36}/);
+  await expect(page.getByTestId('reveals-table').locator('tbody tr')).toHaveCount(1);
+  await page.getByTestId('reveals-table').locator('tbody tr').first().getByTestId('reveal-user').getByRole('button').click();
+  await expect(page).toHaveURL(/[?&]user=/);
+  await expect(page.getByTestId('reveals-user-filter')).toBeVisible();
+  await expect(page.getByTestId('reveals-table').locator('tbody tr', { hasText: reason })).toHaveCount(1);
+  await snap(page, testInfo, 'ops-reveals');
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  // the same screen in English
+  await page.context().addCookies([{ name: 'NEXT_LOCALE', value: 'en', url: page.url() }]);
+  await page.reload();
+  await expect(page.locator('main h2')).toHaveText("Who viewed buyers' requisites");
+  await expect(page.getByTestId('reveals-table').locator('tbody tr', { hasText: reason })).toHaveCount(1);
+  await page.context().addCookies([{ name: 'NEXT_LOCALE', value: 'ru', url: page.url() }]);
+
+  // the viewer has no reveal log (the tab is not shown; the page says so)
+  await page.context().clearCookies();
+  await signIn(page, USERS.viewer);
+  await page.goto('/ops/reveals');
+  await expect(page.getByTestId('reveals-no-access')).toBeVisible();
+  await expect(page.locator('.ops-tabs a[href="/ops/reveals"]')).toHaveCount(0);
 
   // the viewer: no requisites at all
   await page.context().clearCookies();

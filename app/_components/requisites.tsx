@@ -9,9 +9,10 @@ import { useSessionUser } from './session';
 import { useTRPC } from './trpc';
 
 /**
- * The buyer's requisite set (profile, #23): personal data. Lists show it masked; the full set is shown
- * only on "Show" (the server writes an audit row per reveal) and is dropped again on "Hide". The viewer
- * and ops roles never get this component (the server refuses them too).
+ * The buyer's requisite set: personal data. Lists show it masked; the full set is shown only on "Show",
+ * with the reason the reader gives (the server writes it in the audit row of the reveal, and the reveal
+ * log shows it), and is dropped again on "Hide". The viewer and ops roles never get this component (the
+ * server refuses them too).
  */
 export function useCanProfile() {
   const user = useSessionUser();
@@ -30,6 +31,7 @@ export function BookingRequisites({ booking }: { booking: { id: string; requisit
   const enabled = can('profile.list') && !!booking.requisiteSetId;
   const list = useQuery(trpc.profile.list.queryOptions({ setId: booking.requisiteSetId ?? undefined }, { enabled }));
   const reveal = useMutation(trpc.profile.reveal.mutationOptions());
+  const [reason, setReason] = useState('');
   if (!can('profile.list')) return null;
   const set = list.data?.[0];
   return (
@@ -63,14 +65,23 @@ export function BookingRequisites({ booking }: { booking: { id: string; requisit
       ) : null}
       {set?.masked && can('profile.reveal') ? (
         reveal.data ? (
-          <button type="button" className="btn" onClick={() => reveal.reset()} data-action="hide-requisites">{t('hide')}</button>
+          <button type="button" className="btn" onClick={() => { reveal.reset(); setReason(''); }} data-action="hide-requisites">{t('hide')}</button>
         ) : (
-          <button
-            type="button" className="btn" disabled={reveal.isPending} data-action="show-requisites"
-            onClick={() => reveal.mutate({ setId: set.id, bookingId: booking.id })}
+          <form
+            className="row requisites-reveal"
+            onSubmit={(e) => { e.preventDefault(); reveal.mutate({ setId: set.id, bookingId: booking.id, reason }); }}
           >
-            {t('show')}
-          </button>
+            <label className="field">
+              <span>{t('reason')}</span>
+              <input
+                name="revealReason" value={reason} onChange={(e) => setReason(e.target.value)}
+                required minLength={3} maxLength={300} placeholder={t('reasonHint')} autoComplete="off"
+              />
+            </label>
+            <button type="submit" className="btn" disabled={reveal.isPending || reason.trim().length < 3} data-action="show-requisites">
+              {t('show')}
+            </button>
+          </form>
         )
       ) : null}
       {reveal.data ? <p className="muted small">{t('audited')}</p> : null}

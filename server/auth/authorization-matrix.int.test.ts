@@ -1,27 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createContextFor } from '../trpc/context';
-import { appRouter, createCaller } from '../trpc/root';
+import { appRouter, createCaller } from '../main/app-router';
 import { isAppError } from '../platform/errors';
 import { bookingPrograms, bookings, deals } from '../crm/schema';
 import { COMMAND_ROLES } from '../crm/permissions';
 import { PROFILE_ROLES } from '../profile/permissions';
-import { seedRequisiteSet, uniqueRequisites } from '../profile/test-fixtures';
+import { seedRequisiteSet, uniqueRequisites } from '../../test/fixtures/profile.fixtures';
 import type { Actor, Role } from './actor';
-import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from './test-fixtures';
-import { projectedObjectOf } from '../testing/crm-projection';
+import { ALL_ROLES, insertTenant, insertTenantWorld, insertUser, TEST_PASSWORD, type TenantWorld } from '../../test/fixtures/auth.fixtures';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
 import { dealChats } from '../messenger/schema';
 import { POSTING_ROLES } from '../messenger/queries';
 import { notifications } from '../notifications/schema';
+import { accruals } from '../rewards/schema';
 
 /**
  * Authorization matrix: every procedure of auth, chessboard, booking and deal (and ops.bookingTimeline)
  * × every role (and an anonymous caller) × a resource of the caller's own tenant and of a foreign one.
  * Expected: anonymous → UNAUTHORIZED (except the public sign-in/sign-out); a role the procedure does not
  * allow → FORBIDDEN (role gate in the middleware); a foreign tenant's resource → NOT_FOUND for
- * tenant-scoped roles (a list simply does not contain it); pin_manager and ops are cross-tenant.
+ * tenant-scoped roles (a list simply does not contain it); pin_manager and ops are cross-tenant. The
+ * investor has no tenant: every deal of the own tenant here is its deal (crm.deals.investor_id), so its
+ * "own" is its deals (and the chessboard of their developer) and "foreign" another developer's deals.
  */
 
 type Caller = ReturnType<typeof createCaller>;
@@ -48,6 +51,10 @@ interface Case {
 }
 
 const CROSS_TENANT: ReadonlySet<Role> = new Set(['pin_manager', 'ops']);
+/** rows addressed to the caller by user id: an investor (no tenant) sees its own wherever the developer */
+const ADDRESSED_TO_THE_CALLER: ReadonlySet<string> = new Set(['notifications.list', 'notifications.lines', 'notifications.markRead']);
+/** the developers' people are not an investor's to look up (only PIN staff and itself) */
+const INVESTOR_SEES_NO_ONE: ReadonlySet<string> = new Set(['auth.userNames']);
 const DENIALS = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND']);
 
 let t: TestContext;
@@ -66,6 +73,8 @@ beforeAll(async () => {
     const u = await insertUser(db, role, tenantA);
     actors[role] = { ...u.actor, email: u.email };
   }
+  // the investor's deal with the own developer: its chessboard reads (choosing a flat) reach that developer's projects
+  await insertDeal(tenantA, 'Application');
   otherUsers.own = (await insertUser(db, 'viewer', tenantA)).id;
   otherUsers.foreign = (await insertUser(db, 'viewer', tenantB)).id;
 });
@@ -77,9 +86,12 @@ afterAll(async () => {
 
 type BookingState = 'reserved-free' | 'reserved-paid' | 'awaiting-contract' | 'awaiting-receipt' | 'booked';
 
+/** The own tenant's deals are the investor's deals. */
+const investorOf = (tenantId: string) => (tenantId === worlds.own.tenantId ? actors.investor.userId : null);
+
 async function insertDeal(tenantId: string, status: 'Application' | 'Booking' = 'Booking'): Promise<string> {
   const id = randomUUID();
-  await t.database.db.insert(deals).values({ id, tenantId, title: `Deal ${id.slice(0, 4)}`, status });
+  await t.database.db.insert(deals).values({ id, tenantId, title: `Deal ${id.slice(0, 4)}`, status, investorId: investorOf(tenantId) });
   return id;
 }
 
@@ -115,7 +127,7 @@ async function insertBooking(tenantId: string, state: BookingState, createdBy: s
 /** A deal chat as the messenger consumer leaves it (opened by a booking event that named the caller as the deal's agent). */
 async function insertChat(tenantId: string, agentId: string | null): Promise<Record<string, string>> {
   const dealId = randomUUID();
-  await t.database.db.insert(dealChats).values({ dealId, tenantId, agentId });
+  await t.database.db.insert(dealChats).values({ dealId, tenantId, agentId, investorId: investorOf(tenantId) });
   return { dealId };
 }
 
@@ -129,6 +141,16 @@ async function insertNotificationFor(tenantId: string, actor: Actor | null): Pro
   return { notificationId: String(row!.id) };
 }
 
+/** A reward accrual of `tenantId` (the caller as its agent when it is an agent), as rewards' consumer writes one. */
+async function insertAccrual(tenantId: string, actor: Actor | null): Promise<Record<string, string>> {
+  const bookingId = randomUUID();
+  await t.database.db.insert(accruals).values({
+    bookingId, tenantId, dealId: randomUUID(), propertyObjectId: randomUUID(), agentId: actor?.role === 'agent' ? actor.userId : randomUUID(),
+    amount: 1000, status: 'accrued', messageId: randomUUID(), paidAt: new Date(),
+  });
+  return { bookingId };
+}
+
 const bookingSetup = (state: BookingState) => (tenantId: string, actor: Actor | null) => insertBooking(tenantId, state, actor?.userId ?? null);
 
 /** A requisite set of `tenantId` created by the caller (an agent sees the sets it created). */
@@ -136,6 +158,14 @@ async function requisiteSetSetup(tenantId: string, actor: Actor | null): Promise
   const creator: Actor = { userId: actor?.userId ?? randomUUID(), role: 'pin_manager', tenantId: null };
   const set = await seedRequisiteSet(t, creator, undefined, tenantId);
   return { setId: set.id };
+}
+
+/** A set of `tenantId` that a PIN manager revealed once: the reveal log has a row of it. */
+async function revealedSetSetup(tenantId: string): Promise<Record<string, string>> {
+  const reader: Actor = { userId: randomUUID(), role: 'pin_manager', tenantId: null };
+  const { setId } = await requisiteSetSetup(tenantId, reader);
+  await createCaller(createContextFor({ database: t.database, env: t.env, logger: t.logger }, reader)).profile.reveal({ setId: setId!, reason: 'authorization matrix' });
+  return { setId: setId! };
 }
 
 // ---- the cases -----------------------------------------------------------------------------------
@@ -147,6 +177,11 @@ const cases: Case[] = [
     path: 'notifications.list', roles: null, setup: insertNotificationFor,
     list: (r, fx) => (r as { items: { id: number }[] }).items.some((n) => String(n.id) === fx.ids.notificationId),
     call: (c) => c.notifications.list({ limit: 100 }),
+  },
+  {
+    path: 'notifications.lines', roles: null, setup: insertNotificationFor,
+    list: (r, fx) => (r as { items: { id: number }[] }).items.some((n) => String(n.id) === fx.ids.notificationId),
+    call: (c) => c.notifications.lines({ limit: 100 }),
   },
   { path: 'notifications.unreadCount', roles: null, global: true, call: (c) => c.notifications.unreadCount() },
   {
@@ -237,7 +272,7 @@ const cases: Case[] = [
   },
   {
     path: 'booking.extend', roles: COMMAND_ROLES['booking.extend'], setup: bookingSetup('booked'),
-    call: (c, fx) => c.booking.extend({ bookingId: fx.ids.bookingId }),
+    call: (c, fx) => c.booking.extend({ bookingId: fx.ids.bookingId, idempotencyKey: randomUUID() }),
   },
   {
     // the booking is created by the caller: an agent may cancel its own bookings
@@ -247,6 +282,11 @@ const cases: Case[] = [
   {
     path: 'booking.startSale', roles: COMMAND_ROLES['booking.startSale'], setup: bookingSetup('booked'),
     call: (c, fx) => c.booking.startSale({ bookingId: fx.ids.bookingId }),
+  },
+  {
+    path: 'booking.setProgramReward', roles: COMMAND_ROLES['program.setReward'],
+    setup: async (tenantId) => ({ programId: await insertProgram(tenantId, true) }),
+    call: (c, fx) => c.booking.setProgramReward({ programId: fx.ids.programId, reward: { kind: 'percent', value: 2 } }),
   },
   // booking queries
   { path: 'booking.byId', roles: null, setup: bookingSetup('reserved-free'), call: (c, fx) => c.booking.byId({ bookingId: fx.ids.bookingId }) },
@@ -294,7 +334,12 @@ const cases: Case[] = [
   },
   {
     path: 'profile.reveal', roles: PROFILE_ROLES['profile.reveal'], setup: requisiteSetSetup,
-    call: (c, fx) => c.profile.reveal({ setId: fx.ids.setId }),
+    call: (c, fx) => c.profile.reveal({ reason: 'contract check', setId: fx.ids.setId }),
+  },
+  {
+    path: 'profile.reveals', roles: PROFILE_ROLES['profile.reveals'], setup: revealedSetSetup,
+    list: (r, fx) => (r as { setId: string }[]).some((row) => row.setId === fx.ids.setId),
+    call: (c, fx) => c.profile.reveals({ setId: fx.ids.setId }),
   },
   {
     path: 'profile.erase', roles: PROFILE_ROLES['profile.erase'], setup: requisiteSetSetup,
@@ -311,6 +356,17 @@ const cases: Case[] = [
     setup: (tenantId, actor) => insertChat(tenantId, actor?.role === 'agent' ? actor.userId : null),
     call: (c, fx) => c.messenger.post({ dealId: fx.ids.dealId, text: 'authorization matrix' }),
   },
+  // rewards: an agent its own accruals; a developer manager its tenant's totals per agent
+  {
+    path: 'rewards.mine', roles: ['agent'], setup: insertAccrual,
+    list: (r, fx) => (r as { items: { bookingId: string }[] }).items.some((a) => a.bookingId === fx.ids.bookingId),
+    call: (c) => c.rewards.mine({ pageSize: 100 }),
+  },
+  {
+    path: 'rewards.totals', roles: ['developer_manager', 'pin_manager'], setup: insertAccrual,
+    list: (r, fx) => (r as { tenantId: string }[]).some((row) => row.tenantId === fx.tenantId),
+    call: (c) => c.rewards.totals(),
+  },
   // ops (the saga timeline of this issue)
   {
     path: 'ops.bookingTimeline', roles: null, setup: bookingSetup('booked'),
@@ -322,7 +378,8 @@ function expected(c: Case, role: Role | null, tenant: Tenant): Outcome {
   if (c.roles === 'public') return 'ok';
   if (role === null) return 'UNAUTHORIZED';
   if (c.roles !== null && !c.roles.includes(role)) return 'FORBIDDEN';
-  const sees = tenant === 'own' || CROSS_TENANT.has(role) || c.global;
+  if (role === 'investor' && INVESTOR_SEES_NO_ONE.has(c.path)) return 'hidden';
+  const sees = tenant === 'own' || CROSS_TENANT.has(role) || c.global || (role === 'investor' && ADDRESSED_TO_THE_CALLER.has(c.path));
   if (c.list) return sees ? 'visible' : 'hidden';
   return sees ? 'ok' : 'NOT_FOUND';
 }
@@ -344,9 +401,9 @@ async function run(c: Case, role: Role | null, tenant: Tenant): Promise<Outcome>
 }
 
 describe('authorization matrix', () => {
-  it('covers every procedure of auth, chessboard, booking, deal, profile, messenger and notifications', () => {
+  it('covers every procedure of auth, chessboard, booking, deal, profile, messenger, notifications and rewards', () => {
     const procedures = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures)
-      .filter((p) => /^(auth|chessboard|booking|deal|profile|messenger|notifications)\./.test(p));
+      .filter((p) => /^(auth|chessboard|booking|deal|profile|messenger|notifications|rewards)\./.test(p));
     expect(cases.map((c) => c.path).filter((p) => !p.startsWith('ops.')).sort()).toEqual(procedures.sort());
   });
 

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import superjson from 'superjson';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loginAttempts } from './schema';
-import { resetRouteServices, testContextForRouteHandlers } from '../testing/harness';
+import { resetRouteServices, testContextForRouteHandlers } from '../../test/harness/harness';
 import { markPeerAddressStamped, PEER_ADDRESS_HEADER } from './client-ip';
 import { SIGN_IN_LIMITS } from './sign-in';
 

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
  * Without a proxy (TRUSTED_PROXY_HOPS=0, the default) it is the TCP peer of the request. Next's route
  * handlers do not see the socket, and `next start` copies a client-sent X-Forwarded-For as it is (it
  * only fills the header when the request has none), so the web is served by our own server
- * (scripts/web-server.ts): it overwrites PEER_ADDRESS_HEADER on every request with the socket's
+ * (server/main/web-server.ts): it overwrites PEER_ADDRESS_HEADER on every request with the socket's
  * address and marks the process, and only then is the header believed. Under a plain `next start`
  * the address is unknown and every client is counted as `unknown` (fail closed: one shared bucket,
  * never an address a client chose); X-Forwarded-For is not read at all.

@@ -16,13 +16,16 @@ export const users = auth.table('users', {
   displayName: text('display_name').notNull(),
   passwordHash: text('password_hash').notNull(),
   role: text('role', { enum: USER_ROLES }).notNull(),
-  /** null for cross-tenant roles (pin_manager, ops); viewer/agent/developer_manager are scoped */
+  /**
+   * null for cross-tenant roles (pin_manager, ops) and for an investor, whose deals may be with any
+   * developer (crm scopes an investor by crm.deals.investor_id); viewer/agent/developer_manager are scoped
+   */
   tenantId: uuid('tenant_id'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 }, (t) => [
-  check('ck_users_role', sql`${t.role} IN ('agent', 'developer_manager', 'pin_manager', 'ops', 'viewer')`),
+  check('ck_users_role', sql`${t.role} IN ('agent', 'developer_manager', 'pin_manager', 'ops', 'viewer', 'investor')`),
   // a tenant role without a tenant would be scoped to nothing (tenantScope refuses it too)
-  check('ck_users_tenant_role_has_tenant', sql`${t.role} IN ('pin_manager', 'ops') OR ${t.tenantId} IS NOT NULL`),
+  check('ck_users_tenant_role_has_tenant', sql`${t.role} IN ('pin_manager', 'ops', 'investor') OR ${t.tenantId} IS NOT NULL`),
 ]);
 
 export const sessions = auth.table('sessions', {

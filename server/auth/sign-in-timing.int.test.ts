@@ -13,9 +13,9 @@ vi.mock('@node-rs/argon2', async (importOriginal) => {
   };
 });
 
-const { createTestContext } = await import('../testing/harness');
+const { createTestContext } = await import('../../test/harness/harness');
 const { signIn } = await import('./sign-in');
-const { insertTenant, insertUser } = await import('./test-fixtures');
+const { insertTenant, insertUser } = await import('../../test/fixtures/auth.fixtures');
 
 let t: Awaited<ReturnType<typeof createTestContext>>;
 beforeAll(async () => {

@@ -1,13 +1,13 @@
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createContextFor } from '../trpc/context';
-import { createCaller } from '../trpc/root';
+import { createCaller } from '../main/app-router';
 import { isAppError } from '../platform/errors';
 import { loginAttempts } from './schema';
 import { createSession, resolveSession } from './session';
 import { emailHashOf, progressiveDelayMs, SIGN_IN_LIMITS, signIn } from './sign-in';
-import { insertTenant, insertUser, TEST_PASSWORD } from './test-fixtures';
+import { insertTenant, insertUser, TEST_PASSWORD } from '../../test/fixtures/auth.fixtures';
 import { eq } from 'drizzle-orm';
 
 let t: TestContext;

@@ -8,7 +8,7 @@ import { tenantScope, type Actor, type Role } from './actor';
 import { createSession, hashPassword, verifyPassword } from './session';
 
 /**
- * Brute-force limits (README "Security"), all inside a sliding window and all keyed by the counted
+ * Brute-force limits (docs/security.md), all inside a sliding window and all keyed by the counted
  * client address (server/auth/client-ip.ts):
  * - per address, any accounts: `failuresPerAddress` failures, then refused until the window moves on
  *   (password spraying from one address);
@@ -147,10 +147,13 @@ export async function loadUserProfile(db: Db, userId: string): Promise<SignedInU
  */
 export async function userNames(db: Db, actor: Actor, ids: string[]): Promise<Record<string, string>> {
   if (ids.length === 0) return {};
-  const scope = tenantScope(actor);
+  // an investor (no tenant): PIN staff and itself — not the developers' people
+  const scope = actor.role === 'investor' ? undefined : tenantScope(actor);
+  const visible = scope === undefined ? or(isNull(users.tenantId), eq(users.id, actor.userId))
+    : scope === null ? undefined : or(eq(users.tenantId, scope), isNull(users.tenantId));
   const rows = await db
     .select({ id: users.id, displayName: users.displayName })
     .from(users)
-    .where(and(inArray(users.id, ids), scope === null ? undefined : or(eq(users.tenantId, scope), isNull(users.tenantId))));
+    .where(and(inArray(users.id, ids), visible));
   return Object.fromEntries(rows.map((r) => [r.id, r.displayName]));
 }

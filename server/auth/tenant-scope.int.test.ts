@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { users } from './schema';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createContextFor } from '../trpc/context';
-import { createCaller } from '../trpc/root';
+import { createCaller } from '../main/app-router';
 import { tenantScope, type Actor } from './actor';
 import { hashPassword } from './session';
 

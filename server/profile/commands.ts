@@ -6,9 +6,10 @@ import { activeBookingsReferencingRequisiteSet } from '../crm/requisite-referenc
 import type { Tx } from '../platform/db';
 import { encryptFields, type Keyring } from './crypto';
 import { profileError } from './errors';
-import { authorizeProfile, ownerScope, profileTenantScope } from './permissions';
+import { authorizeProfile, profileTenantScope } from './permissions';
 import { requisiteFieldsInput } from './requisites';
 import { requisiteErasures, requisiteSets, requisiteSetVersions } from './schema';
+import { usableRequisiteSets } from './set-scope';
 
 /** What every profile command gets besides its input. */
 export interface ProfileContext {
@@ -50,18 +51,15 @@ function tenantFor(actor: Actor, asked: string | undefined): string {
   return scope;
 }
 
-/** The set row under a row lock, in the actor's scope; a foreign or another agent's set looks missing. */
+/**
+ * The set row under a row lock, if the actor may use it (permissions.ts canUseRequisiteSet); a foreign or
+ * another agent's set looks missing and is not locked (the rule is in the WHERE).
+ */
 export async function lockRequisiteSet(tx: Tx, actor: Actor, setId: string) {
-  const scope = profileTenantScope(actor);
-  const owner = ownerScope(actor);
   const [row] = await tx
     .select()
     .from(requisiteSets)
-    .where(and(
-      eq(requisiteSets.id, setId),
-      scope === null ? undefined : eq(requisiteSets.tenantId, scope),
-      owner === null ? undefined : eq(requisiteSets.createdBy, owner),
-    ))
+    .where(and(eq(requisiteSets.id, setId), usableRequisiteSets(actor)))
     .for('update');
   if (!row) throw profileError('PROFILE_REQUISITE_SET_NOT_FOUND', 'No such requisite set', { setId });
   return row;

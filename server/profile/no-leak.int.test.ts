@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Actor } from '../auth/actor';
-import { actor, httpCall, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
+import { actor, httpCall, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { CONSUMER_GROUPS, dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
 import { registry } from '../platform/metrics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { eventually, seedChessboard, startBackbone, type Backbone, type SeededChessboard } from '../testing/saga-harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { eventually, seedChessboard, startBackbone, type Backbone, type SeededChessboard } from '../../test/harness/saga-harness';
 import { createContextFor } from '../trpc/context';
-import { createCaller } from '../trpc/root';
-import { uniqueRequisites } from './test-fixtures';
+import { createCaller } from '../main/app-router';
+import { uniqueRequisites } from '../../test/fixtures/profile.fixtures';
 
 /**
  * Personal data never leaves profile in clear. A full paid saga with requisites through the real broker
@@ -78,12 +78,12 @@ it('no requisite field appears in events, Kafka, logs, the saga timeline, metric
   const booking = await caller(agent).booking.create({
     dealId: deal.id, propertyObjectId: seeded.objectIds[0]!, programId: program.id, requisites: { setId: set.id, version: set.version },
   });
-  const revealed = await caller(manager).profile.reveal({ setId: set.id, bookingId: booking.id });
+  const revealed = await caller(manager).profile.reveal({ reason: 'contract check', setId: set.id, bookingId: booking.id });
   expect(revealed.fields).toEqual(fields);
   await caller(manager).booking.uploadContract({ bookingId: booking.id, document: `contract-${booking.id}.pdf` });
   await caller(manager).booking.uploadReceipt({ bookingId: booking.id, document: `receipt-${booking.id}.pdf` });
   await caller(manager).booking.confirmPayment({ bookingId: booking.id });
-  await caller(manager).booking.extend({ bookingId: booking.id });
+  await caller(manager).booking.extend({ bookingId: booking.id, idempotencyKey: randomUUID() });
   await caller(manager).booking.startSale({ bookingId: booking.id });
 
   // refused calls that carry the fields: a bad value beside good ones, an erase of a set in use (closed now:
@@ -96,7 +96,7 @@ it('no requisite field appears in events, Kafka, logs, the saga timeline, metric
   await caller(agent).booking.create({ dealId: deal2.id, propertyObjectId: seeded.objectIds[1]!, programId: program.id, requisites: { setId: second.id, version: 1 } });
   for (const [who, path, input] of [
     [manager, 'profile.erase', { setId: second.id, reason: 'request' }],
-    [actor('viewer', TENANT), 'profile.reveal', { setId: set.id }],
+    [actor('viewer', TENANT), 'profile.reveal', { reason: 'contract check', setId: set.id }],
     [manager, 'profile.edit', { setId: set.id, expectedVersion: 7, fields }],
     [agent, 'booking.create', { dealId: deal.id, propertyObjectId: seeded.objectIds[1]!, programId: program.id, requisites: { setId: set.id, version: 9 } }],
   ] as const) {

@@ -14,6 +14,8 @@ export const PROFILE_ROLES = {
   'profile.list': ['agent', 'developer_manager', 'pin_manager'],
   'profile.reveal': ['agent', 'developer_manager', 'pin_manager'],
   'profile.erase': ['developer_manager', 'pin_manager'],
+  // who read which set, when and why: ids and reasons only, never a field
+  'profile.reveals': ['ops', 'pin_manager'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type ProfileAction = keyof typeof PROFILE_ROLES;
@@ -29,5 +31,26 @@ export function authorizeProfile(actor: Actor, action: ProfileAction): void {
 /** null = every tenant (pin_manager); a foreign set looks like a missing one */
 export const profileTenantScope = (actor: Actor): string | null => tenantScope(actor);
 
-/** An agent sees only the sets it created; everyone else allowed at all sees the tenant's. */
-export const ownerScope = (actor: Actor): string | null => (actor.role === 'agent' ? actor.userId : null);
+
+/**
+ * THE rule of who may use a set — reference it from a booking (crm asks module-api.ts), reveal it, edit or
+ * erase it: its creator, and the managers of its tenant (developer managers of that tenant, PIN managers).
+ * An agent uses only the sets it created; viewer and ops none. The same rule at reference time and at
+ * reveal time, so a reference never opens a set to someone who could not read it, and a set nobody
+ * allowed could reference cannot be held in use (erasure blocked) by someone who may not see it.
+ * `system` (jobs, seeds) is trusted like a PIN manager.
+ */
+export function canUseRequisiteSet(actor: Actor, set: { tenantId: string; createdBy: string }): boolean {
+  switch (actor.role) {
+    case 'pin_manager':
+    case 'system':
+      return true;
+    case 'developer_manager':
+      return actor.tenantId !== null && set.tenantId === actor.tenantId;
+    case 'agent':
+      return actor.tenantId !== null && set.tenantId === actor.tenantId && set.createdBy === actor.userId;
+    default:
+      return false;
+  }
+}
+

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseEnv } from '../platform/env';
 import { decryptFields, encryptFields, keyringFromEnv } from './crypto';
 import { isPersonalInn, maskRequisites, requisiteFieldsInput } from './requisites';
-import { uniqueRequisites, validInn } from './test-fixtures';
+import { uniqueRequisites, validInn } from '../../test/fixtures/profile.fixtures';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', KAFKA_BROKERS: '127.0.0.1:9092' };
 const SET = '00000000-0000-4000-8000-000000000c01';

@@ -9,7 +9,7 @@ import {
 } from './commands';
 import { keyringFromEnv, type Keyring } from './crypto';
 import { profileRoles } from './permissions';
-import { listRequisiteSets, listRequisiteSetsInput, revealRequisiteSet, revealRequisiteSetInput } from './queries';
+import { listRequisiteReveals, listRequisiteRevealsInput, listRequisiteSets, listRequisiteSetsInput, revealRequisiteSet, revealRequisiteSetInput } from './queries';
 
 const keyrings = new WeakMap<Env, Keyring>();
 /** one keyring per environment object (decoded once) */
@@ -55,4 +55,8 @@ export const profileRouter = router({
       ctx.logger.info({ action: 'profile.reveal', requisiteSetId: result.id, version: result.version, bookingId: result.bookingId, correlationId: ctx.correlationId }, 'requisite set revealed');
       return result;
     }),
+  // the reveal log (ops, PIN managers): who read which set, when and why
+  reveals: roleProcedure(...profileRoles('profile.reveals'))
+    .input(listRequisiteRevealsInput)
+    .query(({ ctx, input }) => listRequisiteReveals(ctx.database.db, ctx.actor, input)),
 });

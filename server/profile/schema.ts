@@ -42,7 +42,7 @@ export const requisiteSetVersions = profile.table(
   ],
 );
 
-/** Every read of a full set (reveal): who, when, which version, for which booking. Append-only. */
+/** Every read of a full set (reveal): who, when, why, which version, for which booking. Append-only. */
 export const requisiteReads = profile.table(
   'requisite_reads',
   {
@@ -55,8 +55,15 @@ export const requisiteReads = profile.table(
     bookingId: uuid('booking_id'),
     correlationId: uuid('correlation_id'),
     at: timestamp('at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    /** the reader's stated reason; every reveal gives one (NULL only on reads logged before reasons were asked) */
+    reason: text('reason'),
   },
-  (t) => [index('ix_requisite_reads_set').on(t.setId, t.at)],
+  (t) => [
+    index('ix_requisite_reads_set').on(t.setId, t.at),
+    // the reveal log filters by reader and by tenant, newest first
+    index('ix_requisite_reads_actor').on(t.actorId, t.id),
+    index('ix_requisite_reads_tenant').on(t.tenantId, t.id),
+  ],
 );
 
 /** The record of an erasure: the set's id stays (bookings keep referencing it), its fields are gone. */

@@ -1,6 +1,6 @@
 import superjson from 'superjson';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resetRouteServices, testContextForRouteHandlers } from '../testing/harness';
+import { resetRouteServices, testContextForRouteHandlers } from '../../test/harness/harness';
 
 /**
  * Limits of the API in front of tRPC (app/api/trpc/[trpc]/route.ts, through the real route handler):

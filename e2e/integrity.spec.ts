@@ -40,6 +40,15 @@ test('manual release with an active crm booking warns and asks; the divergence s
   await confirm.click();
   await expect(page.locator('dialog[open]')).toHaveCount(0);
   await waitForObjectStatus(page.request, object.id, 'Free');
+  // the drawer, still on the flat, does not show a plain "free" beside the running booking: it warns and
+  // says where to repair it
+  const diverged = drawer.getByTestId('drawer-divergence');
+  await expect(diverged).toBeVisible({ timeout: 15_000 });
+  await expect(diverged).toContainText(/свободен, а бронь действует/);
+  await expect(diverged.locator('a[href="/ops/reconciliation"]')).toBeVisible();
+  await expect(diverged.locator(`a[href="/bookings/${booking.id}"]`)).toBeVisible();
+  await snap(page, testInfo, 'integrity-drawer-diverged');
+  const opsName = await page.getByTestId('user-name').innerText();
 
   // the booking page shows the divergence instead of "all hops done" and offers no Confirm — to a
   // developer manager, who could confirm it otherwise
@@ -50,6 +59,8 @@ test('manual release with an active crm booking warns and asks; the divergence s
   await expect(manager.getByTestId('booking-divergence')).toBeVisible();
   await expect(manager.getByTestId('saga-state')).toContainText(/расходятся|disagree/);
   await expect(manager.locator('button[data-action="confirm"]')).toHaveCount(0);
+  // the timeline names the release by its source and the person, not as a safety net
+  await expect(manager.getByTestId('release-step')).toHaveText(`Освобождено вручную (${opsName})`);
   await snap(manager, testInfo, 'integrity-booking-diverged');
 
   // reconciliation lists it at once as a chosen divergence; "hold again" repairs it

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../auth/actor';
 import { createContextFor } from '../trpc/context';
 import { createCallerFactory } from '../trpc/init';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { insertObjects, insertProject, OTHER_TENANT, readObject, TENANT } from './chessboard.fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { insertObjects, insertProject, OTHER_TENANT, readObject, TENANT } from '../../test/fixtures/chessboard.fixtures';
 import { chessboardRouter } from './router';
 
 let t: TestContext;
@@ -103,5 +103,34 @@ describe('catalog actions of a developer manager', () => {
     // again: already withdrawn, no second audit row
     expect(await caller.withdrawProject({ projectId: place.projectId, reason: 'again' })).toMatchObject({ deleted: false });
     expect(await auditOf(place.projectId)).toHaveLength(1);
+  });
+
+  it("another tenant's project or object answers NOT_FOUND at once while another transaction holds its rows' locks (visibility before any lock)", async () => {
+    const place = await insertProject(t.database, OTHER_TENANT);
+    const [id] = await insertObjects(t.database, place, [{ status: 'Free' }]);
+    const { caller } = as('developer_manager', TENANT);
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ['withdrawProject', () => caller.withdrawProject({ projectId: place.projectId, reason: 'probe' })],
+      ['withdrawObject', () => caller.withdrawObject({ propertyObjectId: id!, reason: 'probe' })],
+      ['setObjectHidden', () => caller.setObjectHidden({ propertyObjectId: id!, hidden: true, reason: 'probe' })],
+    ];
+    for (const [name, call] of calls) {
+      const pending: Promise<unknown>[] = [];
+      await t.database.sql.begin(async (holder) => {
+        // the owner's own work on the project: its object and project rows locked until this transaction ends
+        await holder`SELECT 1 FROM chessboard.property_objects WHERE id = ${id!} FOR UPDATE`;
+        await holder`SELECT 1 FROM chessboard.projects WHERE id = ${place.projectId} FOR UPDATE`;
+        const outcome = call().then(() => 'ok', (e: unknown) => (e instanceof TRPCError ? e.code : String(e)));
+        pending.push(outcome);
+        let timer: NodeJS.Timeout | undefined;
+        // a call queued behind the lock cannot settle before the holder commits, i.e. never within this window
+        const waited = new Promise<string>((resolve) => { timer = setTimeout(() => resolve('waited for the lock'), 5_000); });
+        expect(await Promise.race([outcome, waited]), name).toBe('NOT_FOUND');
+        clearTimeout(timer);
+      });
+      await Promise.all(pending);
+    }
+    expect(await objectExists(id!)).toBe(true);
+    expect(await auditOf(place.projectId)).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import { CATALOG_ACTION_ROLES } from './catalog-action-roles';
 import { parseInput, reasonInput, writeAudit, type CommandContext } from './commands/command-support';
 
 /**
- * Catalog actions of the console (issue #19): a developer manager (or a PIN manager) hides / shows an
+ * Catalog actions of the console: a developer manager (or a PIN manager) hides / shows an
  * object on the storefront, withdraws (deletes) an object or a whole project. The chessboard commands
  * do the change and publish its event (the catalog delists the card, which feeds the Delisted backlog
  * that delisted-retention later purges); this layer adds what a person's action needs: the role gate,

@@ -4,10 +4,10 @@ import type { CrmPayload, CrmTopic } from '../contracts/crm';
 import { RejectMessage, type HandlerOutcome } from '../platform/kafka/consumer-runner';
 import { TOPICS } from '../platform/kafka/topics';
 import { renderMetrics } from '../platform/metrics';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import {
   bookingOf, consumed, crmEnvelope, insertObjects, insertProject, readObject, statusChangedEvents, type Place,
-} from './chessboard.fixtures';
+} from '../../test/fixtures/chessboard.fixtures';
 import { crmPropertyObjectStatusConsumer } from './crm-property-object-status.consumer';
 import { PROPERTY_OBJECT_ERRORS } from './property-object';
 
@@ -206,13 +206,18 @@ describe('crm-property-object-status: guards and reordering', () => {
     expect(await mismatchMetric(TOPICS.bookingCancelled)).toBe(metricBefore + 1);
   });
 
-  it('INV-CHS-003: a create of another deal OLDER than the holding booking is a mismatch, object untouched', async () => {
+  it('DESIGN decision 9: a create of another deal OLDER than the holding booking is a logged no-op (no DLQ, no HOLD_MISMATCH), object untouched', async () => {
     const id = await oneFree();
     const t0 = Date.now();
     await deliver(TOPICS.bookingCreated, bookingOf(id).created(inAnHour()), { occurredAt: new Date(t0) });
     const before = await readObject(t.database, id);
-    expect(await deliver(TOPICS.bookingCreated, bookingOf(id).created(inAnHour()), { occurredAt: new Date(t0 - 60_000) })).toMatchObject({ rejected: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH });
+    const late = bookingOf(id);
+    expect(await deliver(TOPICS.bookingCreated, late.created(inAnHour()), { occurredAt: new Date(t0 - 60_000) }))
+      .toMatchObject({ outcome: { result: 'no-op', detail: expect.stringContaining('older than') } });
     expect(await readObject(t.database, id)).toEqual(before);
+    expect(await t.database.sql`SELECT 1 FROM chessboard.hold_mismatches WHERE property_object_id = ${id}`).toHaveLength(0);
+    // its tombstone: the older booking's own late confirm is a no-op too
+    expect(await deliver(TOPICS.bookingConfirmed, late.confirmed(inAnHour()))).toMatchObject({ outcome: { result: 'no-op', detail: expect.stringContaining('already released') } });
   });
 
   it('DESIGN decision 7: a create of another deal NEWER than the holding booking takes the hold over; the old booking\'s late events are no-ops', async () => {
@@ -228,13 +233,13 @@ describe('crm-property-object-status: guards and reordering', () => {
     const history = await t.database.sql<{ from_status: string; to_status: string; booking_id: string; deal_id: string; reason: string }[]>`
       SELECT from_status, to_status, booking_id::text, deal_id::text, reason FROM chessboard.property_object_status_history WHERE property_object_id = ${id} ORDER BY id`;
     expect(history.slice(-2)).toEqual([
-      { from_status: 'Reserved', to_status: 'Free', booking_id: old.bookingId, deal_id: old.dealId, reason: expect.stringContaining('DESIGN decision 7') },
-      { from_status: 'Free', to_status: 'Reserved', booking_id: next.bookingId, deal_id: next.dealId, reason: expect.stringContaining('DESIGN decision 7') },
+      { from_status: 'Reserved', to_status: 'Free', booking_id: old.bookingId, deal_id: old.dealId, reason: expect.stringContaining('DESIGN decision 9') },
+      { from_status: 'Free', to_status: 'Reserved', booking_id: next.bookingId, deal_id: next.dealId, reason: expect.stringContaining('DESIGN decision 9') },
     ]);
     // the old booking's release arrives late: a logged no-op, not a HOLD_MISMATCH; the hold stays with the new booking
     const late = await deliver(TOPICS.bookingCancelled, old.cancelled(), { occurredAt: new Date(t0 + 30_000) });
     expect(late).toMatchObject({ outcome: { result: 'no-op', detail: expect.stringContaining('already released') } });
-    // a confirm of a booking that does not hold the object is still refused (INV-CHS-003)
+    // a confirm of a booking that does not hold the object and that nothing places in time is still refused (INV-CHS-003)
     expect(await deliver(TOPICS.bookingConfirmed, bookingOf(id).confirmed(inAnHour()))).toMatchObject({ rejected: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH });
     expect(await readObject(t.database, id)).toMatchObject({ status: 'Reserved', hold_booking_id: next.bookingId });
   });

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Tx } from '../platform/db';
 import type { ConsumedMessage, ConsumerDefinition, HandlerOutcome } from '../platform/kafka/consumer-runner';
 import { RejectMessage } from '../platform/kafka/consumer-runner';
@@ -9,7 +9,7 @@ import {
   lockPropertyObject, persistStatusTransition, recordCrmBookingVersion, type LockedPropertyObject,
 } from './property-object-persistence';
 import { CRM_STATUS_CONSUMED_TOPICS, crmHoldMismatches, crmStatusEvents } from './metrics';
-import { decideCrmEvent, PROPERTY_OBJECT_ERRORS, stateOf, type BookingRecord, type CrmBookingEvent } from './property-object';
+import { decideCrmEvent, eventBookingCreatedAt, isHeld, PROPERTY_OBJECT_ERRORS, stateOf, type BookingRecord, type CrmBookingEvent } from './property-object';
 import { crmBookingVersions, holdMismatches } from './schema';
 
 /**
@@ -24,43 +24,62 @@ const CONSUMED_TOPICS = CRM_STATUS_CONSUMED_TOPICS satisfies readonly CrmTopic[]
 
 type ConsumedTopic = (typeof CONSUMED_TOPICS)[number];
 
+/** The booking's creation time an event carries (DESIGN decision 9); nothing for events written before it was carried. */
+const createdAtOf = (p: { bookingCreatedAt?: string | null }): { bookingCreatedAt?: Date } =>
+  (p.bookingCreatedAt ? { bookingCreatedAt: new Date(p.bookingCreatedAt) } : {});
+
 /** Normalises a crm payload; null for a deal event that names no booking (nothing to do on the chessboard). */
 export function toCrmBookingEvent(topic: ConsumedTopic, payload: unknown): (CrmBookingEvent & { propertyObjectId: string; tenantId: string }) | null {
   switch (topic) {
     case TOPICS.bookingCreated: {
       const p = payload as CrmPayload<typeof TOPICS.bookingCreated>;
-      return { kind: 'created', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, reservedUntil: new Date(p.reserveExpiresAt) };
+      return { kind: 'created', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, reservedUntil: new Date(p.reserveExpiresAt), ...createdAtOf(p) };
     }
     case TOPICS.bookingConfirmed: {
       const p = payload as CrmPayload<typeof TOPICS.bookingConfirmed>;
-      return { kind: 'confirmed', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, bookedUntil: new Date(p.bookingExpiresAt) };
+      return { kind: 'confirmed', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, bookedUntil: new Date(p.bookingExpiresAt), ...createdAtOf(p) };
     }
     case TOPICS.bookingExtended: {
       const p = payload as CrmPayload<typeof TOPICS.bookingExtended>;
-      return { kind: 'extended', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, bookedUntil: new Date(p.bookingExpiresAt) };
+      return { kind: 'extended', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, bookedUntil: new Date(p.bookingExpiresAt), ...createdAtOf(p) };
     }
     case TOPICS.bookingExpired:
     case TOPICS.bookingCancelled: {
       const p = payload as CrmPayload<typeof TOPICS.bookingExpired | typeof TOPICS.bookingCancelled>;
-      return { kind: 'released', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion };
+      return { kind: 'released', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, ...createdAtOf(p) };
     }
     case TOPICS.dealCancelled: {
       const p = payload as CrmPayload<typeof TOPICS.dealCancelled>;
       if (!p.bookingId || !p.propertyObjectId) return null;
-      return { kind: 'released', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion };
+      return { kind: 'released', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, ...createdAtOf(p) };
     }
     case TOPICS.dealSaleStarted: {
       const p = payload as CrmPayload<typeof TOPICS.dealSaleStarted>;
-      return { kind: 'sale-started', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, soldAt: new Date(p.startedAt) };
+      return { kind: 'sale-started', bookingId: p.bookingId, dealId: p.dealId, propertyObjectId: p.propertyObjectId, tenantId: p.tenantId, bookingVersion: p.bookingVersion, soldAt: new Date(p.startedAt), ...createdAtOf(p) };
     }
   }
 }
 
+const recordColumns = {
+  appliedVersion: crmBookingVersions.appliedVersion, released: crmBookingVersions.released, lastEventAt: crmBookingVersions.lastEventAt,
+  bookingCreatedAt: crmBookingVersions.bookingCreatedAt,
+};
+
 async function loadBookingRecord(tx: Tx, bookingId: string): Promise<BookingRecord | null> {
-  const [row] = await tx
-    .select({ appliedVersion: crmBookingVersions.appliedVersion, released: crmBookingVersions.released, lastEventAt: crmBookingVersions.lastEventAt })
-    .from(crmBookingVersions)
-    .where(eq(crmBookingVersions.bookingId, bookingId));
+  const [row] = await tx.select(recordColumns).from(crmBookingVersions).where(eq(crmBookingVersions.bookingId, bookingId));
+  return row ?? null;
+}
+
+/**
+ * The newest booking of the object the consumer recorded, other than `exceptBookingId` (DESIGN decision 9):
+ * what a Free or Sold object's late events are ordered against. Creation time first; records written before
+ * it was carried are placed by their latest event.
+ */
+async function loadNewestOtherBooking(tx: Tx, propertyObjectId: string, exceptBookingId: string): Promise<BookingRecord | null> {
+  const [row] = await tx.select(recordColumns).from(crmBookingVersions)
+    .where(and(eq(crmBookingVersions.propertyObjectId, propertyObjectId), ne(crmBookingVersions.bookingId, exceptBookingId)))
+    .orderBy(sql`coalesce(${crmBookingVersions.bookingCreatedAt}, ${crmBookingVersions.lastEventAt}) DESC NULLS LAST`)
+    .limit(1);
   return row ?? null;
 }
 
@@ -92,8 +111,11 @@ export async function handleCrmPropertyObjectStatus(
   }
   event.occurredAt = new Date(envelope.occurredAt);
   const record = await loadBookingRecord(tx, event.bookingId);
-  const holder = object.holdBookingId && object.holdBookingId !== event.bookingId ? await loadBookingRecord(tx, object.holdBookingId) : null;
-  const decision = decideCrmEvent(stateOf(object), record, event, at, holder);
+  const other = isHeld(object.status)
+    ? (object.holdBookingId && object.holdBookingId !== event.bookingId ? await loadBookingRecord(tx, object.holdBookingId) : null)
+    : await loadNewestOtherBooking(tx, object.id, event.bookingId);
+  const decision = decideCrmEvent(stateOf(object), record, event, at, other);
+  const bookingCreatedAt = eventBookingCreatedAt(event, record);
   const log = ctx.logger.child({ propertyObjectId: object.id, bookingId: event.bookingId, dealId: event.dealId, bookingVersion: event.bookingVersion });
 
   if (decision.kind === 'reject') {
@@ -107,7 +129,7 @@ export async function handleCrmPropertyObjectStatus(
       throw new RejectMessage(decision.code, `INV-CHS-003: ${decision.detail}`, async (rtx) => {
         await recordHoldMismatch(rtx, object, message, event.bookingId, event.dealId, decision.detail);
         if (tombstone) {
-          await recordCrmBookingVersion(rtx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: true, at, eventAt: event.occurredAt });
+          await recordCrmBookingVersion(rtx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: true, at, eventAt: event.occurredAt, bookingCreatedAt });
         }
       });
     }
@@ -116,10 +138,10 @@ export async function handleCrmPropertyObjectStatus(
 
   if (decision.kind === 'no-op') {
     if (decision.record) {
-      await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: decision.releasesBooking, at, eventAt: event.occurredAt });
+      await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: decision.releasesBooking, at, eventAt: event.occurredAt, bookingCreatedAt });
     }
     crmStatusEvents.inc({ event: kind, result: 'no-op' });
-    log.info({ reason: decision.reason, appliedVersion: record?.appliedVersion ?? null }, 'crm booking event is a no-op');
+    log.debug({ reason: decision.reason, appliedVersion: record?.appliedVersion ?? null }, 'crm booking event is a no-op');
     return { result: 'no-op', detail: decision.reason };
   }
 
@@ -138,7 +160,7 @@ export async function handleCrmPropertyObjectStatus(
   for (const previous of decision.releasedBookings) {
     await recordCrmBookingVersion(tx, { ...previous, propertyObjectId: object.id, version: null, released: true, at });
   }
-  await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: event.kind === 'released', at, eventAt: event.occurredAt });
+  await recordCrmBookingVersion(tx, { bookingId: event.bookingId, propertyObjectId: object.id, dealId: event.dealId, version: event.bookingVersion, released: event.kind === 'released', at, eventAt: event.occurredAt, bookingCreatedAt });
   crmStatusEvents.inc({ event: kind, result: 'applied' });
   return { result: 'applied', detail: decision.detail };
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOPICS, withPrefix } from '../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { startBrokerPipeline, type BrokerPipeline } from '../../test/harness/kafka';
 import {
   bookingOf, crmEnvelope, eventually, insertObjects, insertProject, jobContext, readObject, statusChangedEvents, type Place,
-} from './chessboard.fixtures';
+} from '../../test/fixtures/chessboard.fixtures';
 import { crmPropertyObjectStatusConsumer } from './crm-property-object-status.consumer';
 import { createPropertyObjectHoldExpirationJob } from './property-object-hold-expiration.job';
 import { PROPERTY_OBJECT_ERRORS } from './property-object';

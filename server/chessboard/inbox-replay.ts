@@ -3,7 +3,7 @@ import type { DbOrTx } from '../platform/db';
 import { chessboardInbox } from './schema';
 
 /**
- * Inbox replay (issue #18: chessboard.inbox is chessboard's): forget that a consumer of chessboard rejected a message,
+ * Inbox replay (chessboard.inbox is chessboard's): forget that a consumer of chessboard rejected a message,
  * so a copy requeued from the DLQ is applied instead of being dropped as a duplicate. Only a
  * 'rejected' row is removed — an applied message stays deduplicated. Ops' DLQ requeue calls it.
  */

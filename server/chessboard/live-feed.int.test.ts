@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertTenant, insertUser, TEST_PASSWORD } from '../auth/test-fixtures';
-import { actor, callerFor, insertDeal, insertProgram } from '../crm/crm-test-fixtures';
+import { insertTenant, insertUser, TEST_PASSWORD } from '../../test/fixtures/auth.fixtures';
+import { actor, callerFor, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { registry } from '../platform/metrics';
 import { outboxNotices } from '../platform/outbox/write';
-import { projectedObjectOf } from '../testing/crm-projection';
-import { createTestContext, routeHandlersOn, type TestContext } from '../testing/harness';
-import { eventually, insertObjects, insertProject } from './chessboard.fixtures';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
+import { createTestContext, routeHandlersOn, type TestContext } from '../../test/harness/harness';
+import { eventually, insertObjects, insertProject } from '../../test/fixtures/chessboard.fixtures';
 import { ensureLiveListener, liveFeedStats, openLiveStream, type LiveEvent, type LiveStream } from './live-feed';
 
 let t: TestContext;

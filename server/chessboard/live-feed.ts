@@ -21,7 +21,7 @@ import { NOTIFICATIONS_CHANNEL } from '../notifications/booking-events';
  */
 
 /** `messenger`: a deal chat of the stream's tenant got a card or a message; `notifications`: a notification of the
- * stream's tenant was created (pin_notifications, payload = tenant id; #20). */
+ * stream's tenant was created (pin_notifications, payload = tenant id). */
 export type LiveEvent = 'grid' | 'chessboard' | 'crm' | 'messenger' | 'resync' | 'notifications';
 
 export interface LiveStream {

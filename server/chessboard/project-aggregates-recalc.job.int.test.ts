@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOPICS } from '../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { insertObjects, insertProject, jobContext, type Place } from './chessboard.fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { insertObjects, insertProject, jobContext, type Place } from '../../test/fixtures/chessboard.fixtures';
 import { requestProjectAggregatesRecalc } from './property-object-persistence';
 import { createPropertyObjectHoldExpirationJob } from './property-object-hold-expiration.job';
 import { createProjectAggregatesRecalcJob, projectAggregatesRecalcJob, type ProjectAggregatesRecalcSummary } from './project-aggregates-recalc.job';

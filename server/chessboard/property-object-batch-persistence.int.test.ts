@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../platform/errors';
 import { writeOutboxMany } from '../platform/outbox/write';
 import { TOPICS } from '../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { insertObjects, insertProject, readObject, type Place } from './chessboard.fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { insertObjects, insertProject, readObject, type Place } from '../../test/fixtures/chessboard.fixtures';
 import { release, type PropertyObjectState } from './property-object';
 import { persistStatusTransitions, requestProjectAggregatesRecalc, type StatusTransitionWrite } from './property-object-persistence';
 

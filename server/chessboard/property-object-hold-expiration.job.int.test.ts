@@ -6,10 +6,10 @@ import { AppError } from '../platform/errors';
 import { runJobCycle } from '../platform/jobs/run-log';
 import { TOPICS } from '../platform/kafka/topics';
 import { renderMetrics } from '../platform/metrics';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import {
   bookingOf, consumed, crmEnvelope, insertObjects, insertProject, jobContext, readObject, statusChangedEvents, type Place,
-} from './chessboard.fixtures';
+} from '../../test/fixtures/chessboard.fixtures';
 import { crmPropertyObjectStatusConsumer } from './crm-property-object-status.consumer';
 import { bindHoldExpirationMetrics, unbindHoldExpirationMetrics } from './metrics';
 import {
@@ -280,6 +280,25 @@ describe('property-object-hold-expiration: failures and cancellation', () => {
     expect(await metricValue('chessboard_property_object_hold_expiration_errors_total')).toBe(errorsBefore + 1);
     // left for the next cycle
     expect(await run()).toMatchObject({ ReservedReleasedCount: 1, Errors: 0 });
+  });
+
+  it('a version conflict is retried with a re-read, not treated as poison: the object is released, no error counted', async () => {
+    const ids = await insertObjects(t.database, place, Array.from({ length: 5 }, (_, i) => ({ status: 'Reserved' as const, timer: ago(20 * MIN + i * 1000) })));
+    const raced = ids[2];
+    let staled = false;
+    const job = createPropertyObjectHoldExpirationJob({
+      now: fixedNow,
+      guard: (o) => {
+        // what the job read is one version behind the row (a writer committed between the read and the write)
+        if (o.id === raced && !staled) { staled = true; o.version -= 1; }
+        return expirationJobGuard(o);
+      },
+    });
+    expect(await run(job)).toMatchObject({ ReservedReleasedCount: 5, Errors: 0 });
+    expect(await readObject(t.database, raced)).toMatchObject({ status: 'Free', status_source: 'ExpirationJob' });
+    expect(t.logLines().find((l) => l.msg === 'item failed')).toBeUndefined();
+    expect(t.logLines().find((l) => l.msg === 'version conflict; released after a re-read')).toMatchObject({ propertyObjectId: raced, tenantId: place.tenantId });
+    expect(await statusChangedEvents(t.database, raced)).toHaveLength(1);
   });
 
   it('a poison object failing after its first writes is rolled back to its savepoint: no status change, event or history of it', async () => {

@@ -3,11 +3,12 @@ import { performance } from 'node:perf_hooks';
 import type { Tx } from '../platform/db';
 import { AppError, pgErrorCode } from '../platform/errors';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
-import { requestProjectAggregatesRecalc } from './property-object-persistence';
+import { lockPropertyObject, requestProjectAggregatesRecalc } from './property-object-persistence';
+import { withSpan } from '../platform/tracing';
 import {
   holdExpirationBacklog, holdExpirationCycleDuration, holdExpirationErrors, holdExpirationItems, holdExpirationRuns, holdExpirationSkipLocked,
 } from './metrics';
-import { assertTransitionAllowed, release, stateOf, type PropertyObjectState } from './property-object';
+import { assertTransitionAllowed, PROPERTY_OBJECT_ERRORS, release, stateOf, type PropertyObjectState } from './property-object';
 import {
   countExpiredHolds, countSkippedLocked, lockExpiredHolds, PHASES, writeHoldReleases, type ExpiredHold, type HoldPhase,
 } from './property-object-hold-expiration.sql';
@@ -53,6 +54,8 @@ export interface HoldExpirationJobOptions {
  * version moved): the object is rolled back to its savepoint and the batch goes on. Anything else
  * (connection lost, deadlock, serialization failure, a bug) is infrastructure: the batch rolls back.
  */
+const isVersionConflict = (e: unknown): boolean => e instanceof AppError && e.code === PROPERTY_OBJECT_ERRORS.VERSION_CONFLICT;
+
 function isItemError(e: unknown): boolean {
   if (e instanceof AppError) return true;
   const code = pgErrorCode(e);
@@ -82,8 +85,8 @@ async function planRelease(o: ExpiredHold, asOf: Date, guard: HoldExpirationGuar
 /**
  * Writes the planned releases: the objects, their status-changed events and history rows, a
  * hold_releases row each and (with `recalcProjects`) the projects' recalc request, as ONE statement
- * whatever the batch size (writeHoldReleases). (One object at a time cost ~8 round trips per object —
- * 1,600 statements for a batch of 200 and nearly all of the phase's time; found with `npm run bench`.)
+ * whatever the batch size (writeHoldReleases): one object at a time would cost ~8 round trips per
+ * object, nearly all of a phase's time.
  */
 async function writeReleases(
   tx: Tx, planned: PlannedRelease[], phase: HoldPhase, asOf: Date, runId: string, opts: { requestRecalc: boolean },
@@ -169,7 +172,7 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
             const itemFailed = (o: ExpiredHold, e: unknown) => {
               // poison object: excluded from the batch, stays held for the next cycle
               summary.Errors += 1;
-              log.error({ propertyObjectId: o.id, phase, err: { message: (e as Error).message, code: (e as AppError).code ?? pgErrorCode(e) } }, 'item failed');
+              log.error({ propertyObjectId: o.id, tenantId: o.tenantId, phase, err: { message: (e as Error).message, code: (e as AppError).code ?? pgErrorCode(e) } }, 'item failed');
             };
             for (const { o, e } of refused) itemFailed(o, e);
             try {
@@ -179,14 +182,35 @@ export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOpt
             }
             const done: PlannedRelease[] = [];
             const lost: LostRelease[] = [];
+            const writeOne = (p: PlannedRelease) => tx.transaction((sp) => writeReleases(sp, [p], phase, asOf, ctx.runId, { requestRecalc: false }));
             for (const p of planned) {
-              try {
-                lost.push(...(await tx.transaction((sp) => writeReleases(sp, [p], phase, asOf, ctx.runId, { requestRecalc: false }))));
-                done.push(p);
-              } catch (itemError) {
-                if (!isItemError(itemError)) throw itemError;
-                itemFailed(p.object, itemError);
-              }
+              await withSpan('hold-expiration.item', { attributes: { propertyObjectId: p.object.id, tenantId: p.object.tenantId, phase } }, async () => {
+                try {
+                  lost.push(...(await writeOne(p)));
+                  done.push(p);
+                  return;
+                } catch (itemError) {
+                  if (!isItemError(itemError)) throw itemError;
+                  if (!isVersionConflict(itemError)) return itemFailed(p.object, itemError);
+                }
+                // the spec: a version conflict (a writer committed between our read and our write) is retried
+                // with a re-read — the object may no longer be due (then it is simply not released) — not poison
+                const fresh = await lockPropertyObject(tx, p.object.id);
+                const timer = fresh ? (phase === 'reserved' ? fresh.reservedUntil : fresh.bookedUntil) : null;
+                if (!fresh || fresh.status !== PHASES[phase].status || !timer || timer.getTime() >= cutoff.getTime()) {
+                  log.info({ propertyObjectId: p.object.id, tenantId: p.object.tenantId, phase, status: fresh?.status ?? null }, 'version conflict; re-read: no longer due');
+                  return;
+                }
+                try {
+                  const again = await planRelease(fresh, asOf, guard);
+                  lost.push(...(await writeOne(again)));
+                  done.push(again);
+                  log.info({ propertyObjectId: p.object.id, tenantId: p.object.tenantId, phase }, 'version conflict; released after a re-read');
+                } catch (retryError) {
+                  if (!isItemError(retryError)) throw retryError;
+                  itemFailed(p.object, retryError);
+                }
+              });
             }
             // ProjectAggregatesRecalcRequested, once per project, in id order (no deadlock between batches)
             await requestProjectAggregatesRecalc(tx, done.map((p) => p.object.projectId), asOf);

@@ -1,5 +1,5 @@
-import { and, asc, lt, sql, type Placeholder } from 'drizzle-orm';
-import { executePrepared, preparedQuery, type DbOrTx, type Tx } from '../platform/db';
+import { and, asc, lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { preparedQuery, type DbOrTx, type Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { outboxBatch, outboxChannel } from '../platform/outbox/write';
 import { PROPERTY_OBJECT_ERRORS } from './property-object';
@@ -76,7 +76,7 @@ export type ExpiredHold = Awaited<ReturnType<typeof selectExpiredHoldsForUpdate>
 export async function countExpiredHolds(tx: DbOrTx, phase: HoldPhase, cutoff: Date, upTo?: { timer: Date; id: string }): Promise<number> {
   // prepared (one round trip, pipelined with its neighbours): one fixed text per phase and shape
   const name = `hold_expiration_count_${phase}${upTo ? '_up_to' : ''}`;
-  const [row] = await executePrepared<{ n: number }>(tx, name, expiredHoldsCountQuery(tx, phase, cutoff, upTo).getSQL());
+  const [row] = await expiredHoldsCountQuery(tx, phase, cutoff, upTo).prepare(name).execute();
   return row?.n ?? 0;
 }
 
@@ -129,10 +129,8 @@ export interface HoldReleaseTimer {
  * status-history row and hold_releases row (all three in the order of `transitions`, so the outbox ids
  * follow it), the projects' recalc request (locked in id order, as requestProjectAggregatesRecalc does)
  * and the outbox NOTIFY. The batch is ONE jsonb parameter and the text never changes, so it runs as a
- * named prepared statement: one Bind + Execute, sent behind the SAVEPOINT in the same round trip. Before,
- * the same rows took six statements, five of them unnamed (Parse/Describe, then Bind/Execute, each
- * waiting for the one before it): ~12 round trips a phase (bench hold-expiration). Server side it takes
- * ~7 ms for 200 objects (auto_explain @100k: the objects UPDATE ~3 ms, each INSERT ~1 ms).
+ * named prepared statement: one Bind + Execute, sent behind the SAVEPOINT in the same round trip —
+ * separate unnamed statements would each wait for the one before (Parse/Describe, then Bind/Execute).
  * The history and hold_releases rows are built in the statement from the object's row (one per object,
  * carrying only what the next state does not: tenant, project, from_status, booking/deal, message id,
  * the expired timer) and the batch's scalars (reason, actor, causation, run, released_at — one value per
@@ -169,12 +167,13 @@ export async function writeHoldReleases(
     objects, outbox: outbox.rows, notices: outbox.notices,
     projects: [...new Set(batch.recalcProjects)].sort(), recalc_at: batch.recalcAt.toISOString(),
   });
-  const [result] = await executePrepared<{ updated: string[] | null; notified: number }>(tx, 'hold_expiration_write', sql`
-    -- the batch is read through scalar subqueries of \`b\` (evaluated once), never joined: a row of \`b\` in a
-    -- FROM list travels whole (the ~450 kB jsonb) through the plan — the recalc's FOR UPDATE sorted 9 copies
-    -- of it on disk (4.6 MB, ~7 ms of a ~13 ms statement)
-    WITH b AS MATERIALIZED (SELECT ${json}::jsonb AS j),
-    updated AS (
+  // one statement, its parts as the WITH queries of one select (drizzle's $with), run prepared: its text is fixed.
+  // The batch is read through scalar subqueries of `b` (evaluated once; read by several parts, so
+  // materialized), never joined: a row of `b` in a FROM list travels whole (the ~450 kB jsonb) through the
+  // plan — the recalc's FOR UPDATE sorted 9 copies of it on disk (4.6 MB, ~7 ms of a ~13 ms statement)
+  const part = (name: string, body: SQL) => tx.$with(name, {}).as(body);
+  const b = tx.$with('b', { j: sql`j` }).as(sql`SELECT ${json}::jsonb AS j`);
+  const updatedPart = part('updated', sql`
       UPDATE ${propertyObjects} AS p SET
         status = v.status, reserved_until = v.reserved_until, booked_until = v.booked_until, hold_deal_id = v.hold_deal_id,
         hold_booking_id = v.hold_booking_id, sold_at = v.sold_at, status_source = v.status_source,
@@ -183,15 +182,15 @@ export async function writeHoldReleases(
         id uuid, from_version integer, status text, reserved_until timestamptz, booked_until timestamptz, hold_deal_id uuid,
         hold_booking_id uuid, sold_at timestamptz, status_source text, status_changed_at timestamptz, updated_at timestamptz, version integer)
       WHERE p.id = v.id AND p.version = v.from_version
-      RETURNING p.id
-    ), events AS (
+      RETURNING p.id`);
+  const eventsPart = part('events', sql`
       INSERT INTO ${chessboardOutbox} (message_id, topic, key, aggregate_type, aggregate_id, payload, headers)
       SELECT r.message_id, r.topic, r.key, r.aggregate_type, r.aggregate_id, r.payload, r.headers
       FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'outbox' FROM b))
         AS (message_id uuid, topic text, key text, aggregate_type text, aggregate_id uuid, payload jsonb, headers jsonb)) WITH ORDINALITY
         AS r(message_id, topic, key, aggregate_type, aggregate_id, payload, headers, ord)
-      ORDER BY r.ord
-    ), history AS (
+      ORDER BY r.ord`);
+  const historyPart = part('history', sql`
       -- the object's row and the batch's scalars (see above): the columns of statusTransitionRows' history row
       INSERT INTO ${propertyObjectStatusHistory} (property_object_id, tenant_id, from_status, to_status, status_source, at, booking_id, deal_id,
         actor_id, reason, causation_id, message_id, version)
@@ -200,8 +199,8 @@ export async function writeHoldReleases(
       FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'objects' FROM b)) AS (id uuid, tenant_id uuid, from_status text, status text,
         status_source text, updated_at timestamptz, booking_id uuid, deal_id uuid, message_id uuid, version integer)) WITH ORDINALITY
         AS o(id, tenant_id, from_status, status, status_source, updated_at, booking_id, deal_id, message_id, version, ord)
-      ORDER BY o.ord
-    ), released AS (
+      ORDER BY o.ord`);
+  const releasedPart = part('released', sql`
       INSERT INTO ${holdReleases} (property_object_id, tenant_id, project_id, hold_deal_id, from_status, expired_timer_at, overdue_by_ms,
         status_source, run_id, message_id, released_at)
       SELECT o.id, o.tenant_id, o.project_id, o.deal_id, o.from_status, o.expired_timer_at, o.overdue_by_ms,
@@ -209,19 +208,22 @@ export async function writeHoldReleases(
       FROM ROWS FROM (jsonb_to_recordset((SELECT j -> 'objects' FROM b)) AS (id uuid, tenant_id uuid, project_id uuid, deal_id uuid,
         from_status text, expired_timer_at timestamptz, overdue_by_ms bigint, message_id uuid)) WITH ORDINALITY
         AS o(id, tenant_id, project_id, deal_id, from_status, expired_timer_at, overdue_by_ms, message_id, ord)
-      ORDER BY o.ord
-    ), recalc AS (
+      ORDER BY o.ord`);
+  const recalcPart = part('recalc', sql`
       -- ProjectAggregatesRecalcRequested (requestProjectAggregatesRecalc's statement): the row locks in id order
       UPDATE ${projects} SET aggregates_recalc_requested_at = coalesce(aggregates_recalc_requested_at, (SELECT (j ->> 'recalc_at')::timestamptz FROM b))
       WHERE id IN (
         SELECT id FROM ${projects}
         WHERE id IN (SELECT x::uuid FROM jsonb_array_elements_text((SELECT j -> 'projects' FROM b)) AS x)
-        ORDER BY id FOR UPDATE)
-    ), notified AS (
+        ORDER BY id FOR UPDATE)`);
+  const notifiedPart = part('notified', sql`
       -- delivered at commit, dropped at rollback (platform/outbox/write.ts notifyOutbox)
       SELECT pg_notify(${outboxChannel('chessboard')}, n) FROM jsonb_array_elements_text((SELECT j -> 'notices' FROM b)) AS n
-    )
-    SELECT (SELECT array_agg(id::text) FROM updated) AS updated, (SELECT count(*) FROM notified)::int AS notified`);
+`);
+  const [result] = await tx.with(b, updatedPart, eventsPart, historyPart, releasedPart, recalcPart, notifiedPart)
+    .select({ updated: sql<string[] | null>`(SELECT array_agg(id::text) FROM updated)`, notified: sql<number>`(SELECT count(*) FROM notified)::int` })
+    .from(b)
+    .prepare('hold_expiration_write').execute();
   const updated = new Set(result?.updated ?? []);
   if (updated.size !== next.length) {
     const moved = next.filter((o) => !updated.has(o.id)).map((o) => o.id);

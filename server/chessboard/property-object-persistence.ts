@@ -42,10 +42,14 @@ export const lockedColumns = {
 
 /**
  * SELECT … FOR UPDATE (waiting): the writer that owns the row until commit. The hold-expiration job
- * selects with SKIP LOCKED, so it passes over a row held here instead of racing it.
+ * selects with SKIP LOCKED, so it passes over a row held here instead of racing it. With `tenantId` the
+ * tenant is in the WHERE: another tenant's row is filtered out before the lock, so it is neither locked
+ * nor waited for (a person's command never queues behind, or holds, a row it may not see).
  */
-export async function lockPropertyObject(tx: Tx, id: string): Promise<LockedPropertyObject | undefined> {
-  const [row] = await tx.select(lockedColumns).from(propertyObjects).where(eq(propertyObjects.id, id)).for('update');
+export async function lockPropertyObject(tx: Tx, id: string, tenantId?: string): Promise<LockedPropertyObject | undefined> {
+  const [row] = await tx.select(lockedColumns).from(propertyObjects)
+    .where(tenantId === undefined ? eq(propertyObjects.id, id) : and(eq(propertyObjects.id, id), eq(propertyObjects.tenantId, tenantId)))
+    .for('update');
   return row;
 }
 
@@ -261,13 +265,13 @@ export async function requestProjectAggregatesRecalc(tx: Tx, projectIds: Iterabl
  */
 export async function recordCrmBookingVersion(
   tx: Tx,
-  r: { bookingId: string; propertyObjectId: string; dealId: string; version: number | null; released: boolean; at: Date; eventAt?: Date | null },
+  r: { bookingId: string; propertyObjectId: string; dealId: string; version: number | null; released: boolean; at: Date; eventAt?: Date | null; bookingCreatedAt?: Date | null },
 ): Promise<void> {
   await tx
     .insert(crmBookingVersions)
     .values({
       bookingId: r.bookingId, propertyObjectId: r.propertyObjectId, dealId: r.dealId, appliedVersion: r.version ?? 0, released: r.released,
-      lastEventAt: r.eventAt ?? null, updatedAt: r.at,
+      lastEventAt: r.eventAt ?? null, bookingCreatedAt: r.bookingCreatedAt ?? null, updatedAt: r.at,
     })
     .onConflictDoUpdate({
       target: crmBookingVersions.bookingId,
@@ -276,6 +280,8 @@ export async function recordCrmBookingVersion(
         released: sql`${crmBookingVersions.released} OR excluded.released`,
         // greatest() ignores NULLs: a release recorded without a time keeps the known one
         lastEventAt: sql`greatest(${crmBookingVersions.lastEventAt}, excluded.last_event_at)`,
+        // a booking has one creation time; a write that does not know it keeps the recorded one
+        bookingCreatedAt: sql`coalesce(${crmBookingVersions.bookingCreatedAt}, excluded.booking_created_at)`,
         updatedAt: r.at,
       },
     });

@@ -137,11 +137,62 @@ describe('decideCrmEvent (consumer rules)', () => {
     expect(transitions(decideCrmEvent(booked(), { appliedVersion: 2, released: false }, ev('sale-started', { bookingVersion: 3 }), T0))).toEqual(['MarkSold:Booked→Sold']);
   });
 
-  it('INV-CHS-003: an event of another deal is a HOLD_MISMATCH, for every kind', () => {
+  it('INV-CHS-003: an event of another deal that no order explains is a HOLD_MISMATCH, for every kind', () => {
     for (const kind of ['created', 'confirmed', 'extended', 'released', 'sale-started'] as const) {
+      // nothing places the event's booking in time against the holder
       const d = decideCrmEvent(reserved(OTHER_DEAL, OTHER_BOOKING), null, ev(kind), T0);
       expect(d, kind).toMatchObject({ kind: 'reject', code: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH });
+      // two holders created at the same time
+      const same = decideCrmEvent(reserved(OTHER_DEAL, OTHER_BOOKING), null, ev(kind, { bookingCreatedAt: T0 }), T0, { appliedVersion: 1, released: false, bookingCreatedAt: T0 });
+      expect(same, kind).toMatchObject({ kind: 'reject', code: PROPERTY_OBJECT_ERRORS.HOLD_MISMATCH, detail: expect.stringContaining('same time') });
     }
+  });
+
+  describe('DESIGN decision 9: the newer booking takes the hold over in the state its event carries', () => {
+    const holderRecord = { appliedVersion: 2, released: false, bookingCreatedAt: T0 };
+    const newer = new Date(T0.getTime() + 60_000);
+    const older = new Date(T0.getTime() - 60_000);
+    const expected: Record<CrmBookingEvent['kind'], { transitions: string[]; to: Partial<PropertyObjectState> }> = {
+      created: { transitions: ['Release:Booked→Free', 'Reserve:Free→Reserved'], to: { status: 'Reserved', reservedUntil: T1, holdDealId: DEAL, holdBookingId: BOOKING } },
+      confirmed: { transitions: ['Release:Booked→Free', 'Book:Free→Booked'], to: { status: 'Booked', bookedUntil: LATER, holdDealId: DEAL, holdBookingId: BOOKING } },
+      extended: { transitions: ['Release:Booked→Free', 'Book:Free→Booked'], to: { status: 'Booked', bookedUntil: LATER, holdDealId: DEAL, holdBookingId: BOOKING } },
+      'sale-started': { transitions: ['Release:Booked→Free', 'MarkSold:Free→Sold'], to: { status: 'Sold', soldAt: T1, holdDealId: null } },
+      released: { transitions: ['Release:Booked→Free'], to: { status: 'Free', holdDealId: null } },
+    };
+    for (const kind of Object.keys(expected) as CrmBookingEvent['kind'][]) {
+      it(`${kind} of a newer booking (another deal or the same one)`, () => {
+        for (const holderDeal of [OTHER_DEAL, DEAL]) {
+          const d = decideCrmEvent(booked(holderDeal, OTHER_BOOKING), null, ev(kind, { bookingCreatedAt: newer }), T0, holderRecord);
+          expect(transitions(d), `${kind} / ${holderDeal}`).toEqual(expected[kind].transitions);
+          expect(d.kind === 'apply' && d.steps.at(-1)!.to).toMatchObject(expected[kind].to);
+          expect(d.kind === 'apply' && d.releasedBookings).toEqual([{ bookingId: OTHER_BOOKING, dealId: holderDeal }]);
+        }
+      });
+      it(`${kind} of an older booking is a logged no-op that leaves a tombstone`, () => {
+        const d = decideCrmEvent(booked(OTHER_DEAL, OTHER_BOOKING), null, ev(kind, { bookingCreatedAt: older }), T0, holderRecord);
+        expect(d).toMatchObject({ kind: 'no-op', record: true, releasesBooking: true, reason: expect.stringContaining('older than') });
+      });
+    }
+
+    it('the creation time is read from the booking\'s record when the event does not carry it; a create stands for its own time', () => {
+      expect(transitions(decideCrmEvent(booked(OTHER_DEAL, OTHER_BOOKING), { appliedVersion: 1, released: false, bookingCreatedAt: newer }, ev('confirmed'), T0, holderRecord)))
+        .toEqual(['Release:Booked→Free', 'Book:Free→Booked']);
+      expect(decideCrmEvent(booked(OTHER_DEAL, OTHER_BOOKING), null, ev('created', { bookingVersion: 1, occurredAt: older }), T0, holderRecord)).toMatchObject({ kind: 'no-op' });
+    });
+
+    it('a Free object: an older booking than the newest recorded one does not re-hold it; a newer one does', () => {
+      const newest = { appliedVersion: 3, released: true, bookingCreatedAt: T0 };
+      expect(decideCrmEvent(free(), null, ev('created', { bookingVersion: 1, bookingCreatedAt: older }), T0, newest)).toMatchObject({ kind: 'no-op', releasesBooking: true });
+      expect(decideCrmEvent(free(), null, ev('confirmed', { bookingCreatedAt: older }), T0, newest)).toMatchObject({ kind: 'no-op', releasesBooking: true });
+      expect(transitions(decideCrmEvent(free(), null, ev('confirmed', { bookingCreatedAt: newer }), T0, newest))).toEqual(['Book:Free→Booked']);
+    });
+
+    it('a Sold object: an older booking\'s late event is a no-op; a newer booking\'s (no order explains it) is NOT_AVAILABLE', () => {
+      const seller = { appliedVersion: 4, released: false, bookingCreatedAt: T0 };
+      expect(decideCrmEvent(sold(), null, ev('created', { bookingVersion: 1, bookingCreatedAt: older }), T0, seller)).toMatchObject({ kind: 'no-op' });
+      expect(decideCrmEvent(sold(), null, ev('created', { bookingVersion: 1, bookingCreatedAt: newer }), T0, seller))
+        .toMatchObject({ kind: 'reject', code: PROPERTY_OBJECT_ERRORS.NOT_AVAILABLE });
+    });
   });
 
   it('a release of a Free object is an idempotent no-op that leaves a tombstone, not a mismatch', () => {
@@ -152,6 +203,10 @@ describe('decideCrmEvent (consumer rules)', () => {
     expect(decideCrmEvent(booked(), { appliedVersion: 2, released: false }, ev('confirmed', { bookingVersion: 2 }), T0)).toMatchObject({ kind: 'no-op', record: false });
     expect(decideCrmEvent(booked(), { appliedVersion: 3, released: false }, ev('released', { bookingVersion: 2 }), T0)).toMatchObject({ kind: 'no-op' });
     expect(decideCrmEvent(free(), { appliedVersion: 2, released: true }, ev('created', { bookingVersion: 1 }), T0)).toMatchObject({ kind: 'no-op', record: false });
+  });
+
+  it('a release for a Hidden object (its booking never held it) is a no-op that ends the booking, not a refusal', () => {
+    expect(decideCrmEvent(hidden(), null, ev('released'), T0)).toMatchObject({ kind: 'no-op', releasesBooking: true });
   });
 
   it('Reserve of a Sold or Hidden object is NOT_AVAILABLE', () => {
@@ -167,8 +222,9 @@ describe('decideCrmEvent (consumer rules)', () => {
 
   it('a stale release of an earlier booking of the same deal is a no-op; a newer booking supersedes the hold', () => {
     const heldByOld = reserved(DEAL, OTHER_BOOKING);
-    expect(decideCrmEvent(heldByOld, null, ev('released'), T0)).toMatchObject({ kind: 'no-op', releasesBooking: true });
-    const d = decideCrmEvent(heldByOld, null, ev('created', { bookingVersion: 1 }), T0);
+    const holder = { appliedVersion: 1, released: false, bookingCreatedAt: T0 };
+    expect(decideCrmEvent(heldByOld, null, ev('released', { bookingCreatedAt: new Date(T0.getTime() - 1) }), T0, holder)).toMatchObject({ kind: 'no-op', releasesBooking: true });
+    const d = decideCrmEvent(heldByOld, null, ev('created', { bookingVersion: 1, bookingCreatedAt: new Date(T0.getTime() + 1) }), T0, holder);
     expect(transitions(d)).toEqual(['Release:Reserved→Free', 'Reserve:Free→Reserved']);
     expect(d.kind === 'apply' && d.releasedBookings).toEqual([{ bookingId: OTHER_BOOKING, dealId: DEAL }]);
   });

@@ -184,8 +184,10 @@ export interface CrmBookingEvent {
   reservedUntil?: Date;
   bookedUntil?: Date;
   soldAt?: Date;
-  /** crm's time of the transition (envelope occurredAt): orders two bookings of one deal on one object */
+  /** crm's time of the transition (envelope occurredAt) */
   occurredAt?: Date;
+  /** crm's creation time of the booking (DESIGN decision 9); absent in events written before it was carried */
+  bookingCreatedAt?: Date;
 }
 
 /** What the consumer already applied for this booking (chessboard.crm_booking_versions). */
@@ -194,6 +196,8 @@ export interface BookingRecord {
   released: boolean;
   /** crm's time of the latest event of the booking the consumer recorded (null: not known) */
   lastEventAt?: Date | null;
+  /** crm's creation time of the booking (null: recorded before events carried it) */
+  bookingCreatedAt?: Date | null;
 }
 
 export type TransitionName = 'Reserve' | 'Book' | 'Extend' | 'Release' | 'MarkSold';
@@ -219,26 +223,55 @@ const notAvailable = (status: PropertyObjectStatus): CrmDecision => ({ kind: 're
 const noOp = (reason: string, opts: { record?: boolean; releasesBooking?: boolean } = {}): CrmDecision =>
   ({ kind: 'no-op', reason, record: opts.record ?? true, releasesBooking: opts.releasesBooking ?? false });
 
+/** How the event's booking stands in crm's time against another booking of the object. */
+export type BookingOrder = 'newer' | 'older' | 'same' | 'unknown';
+
+/** crm's creation time of the event's booking: carried by the event, else recorded, else a create's own time. */
+export function eventBookingCreatedAt(event: CrmBookingEvent, record: BookingRecord | null): Date | null {
+  if (event.bookingCreatedAt) return event.bookingCreatedAt;
+  if (record?.bookingCreatedAt) return record.bookingCreatedAt;
+  // a create happens at its booking's creation (crm writes both with one clock reading)
+  return event.kind === 'created' ? event.occurredAt ?? null : null;
+}
+
 /**
- * DESIGN decision 7: is the booking that holds the object older than this create (crm's clock)? Known
- * from the holder's latest recorded event (it was active then, so a create after it came after the
- * holder's end); for a hold whose booking the consumer never saw (seeded, imported) the hold's own
- * time stands in — chessboard took it after crm had created the holder.
+ * DESIGN decisions 7 and 9: is the event's booking newer or older than `other` (the booking that holds
+ * the object, or the newest one the consumer recorded for it)? By their creation times when both are
+ * known. Otherwise by what was recorded of `other`: it was active at its latest recorded event, so a
+ * booking created after that is newer and one created before it is older (INV-BKG-001: their active
+ * periods do not overlap). For a hold whose booking the consumer never saw (seeded, imported), the time
+ * chessboard took it stands in: crm had created the holder before that.
  */
-function holderIsOlder(state: PropertyObjectState, holder: BookingRecord | null, event: CrmBookingEvent): boolean {
-  if (!event.occurredAt) return false;
-  const holderAt = holder ? holder.lastEventAt : state.statusChangedAt;
-  return !!holderAt && holderAt.getTime() < event.occurredAt.getTime();
+export function orderAgainst(createdAt: Date | null, other: BookingRecord | null, state: PropertyObjectState | null): BookingOrder {
+  if (!createdAt) return 'unknown';
+  const t = createdAt.getTime();
+  if (other?.bookingCreatedAt) {
+    const o = other.bookingCreatedAt.getTime();
+    return t > o ? 'newer' : t < o ? 'older' : 'same';
+  }
+  if (other?.lastEventAt) {
+    const o = other.lastEventAt.getTime();
+    return t > o ? 'newer' : t < o ? 'older' : 'unknown';
+  }
+  if (!other && state && t > state.statusChangedAt.getTime()) return 'newer';
+  return 'unknown';
 }
 
 /**
  * Decides what a CRM booking event does to the object it names.
  *  - DESIGN decision 3: an event of a booking that was released (or a tombstone left by a release that
  *    overtook its create) is a no-op; an event not newer than the booking's applied version is a no-op.
- *  - INV-CHS-003 (HoldOwnership): an event of a deal other than the hold's deal is a HOLD_MISMATCH —
- *    except a create newer than the holding booking: DESIGN decision 7 moves the hold to it.
- *    A release of an object that is not held (already Free: e.g. the safety net released it first) is
- *    an idempotent no-op, not a mismatch.
+ *  - DESIGN decisions 7 and 9 (INV-CHS-003 read with INV-BKG-001): an event of a booking other than the
+ *    holder's is placed in crm's time by the bookings' creation times. A NEWER booking proves the holder
+ *    has ended: the hold moves to it in the state the event carries (Reserved for a create, Booked with
+ *    its booked_until for a confirm or extend, Sold for a sale; Free for its own release). An OLDER
+ *    booking has ended before the holder began: a logged no-op (its tombstone stops its other late
+ *    events). HOLD_MISMATCH only when no order explains the event: two bookings created at the same
+ *    time, or one that cannot be placed in time at all.
+ *  - A Free object is compared with the newest booking recorded for it (`latest`): an older booking's
+ *    late event does not re-hold it. An event for a Sold or Hidden object is refused (NOT_AVAILABLE),
+ *    except a release (nothing to free), an older booking's, which the sale ended, and the selling
+ *    booking's own late events.
  *  - INV-CHS-001: every step goes through the source guard (catch-up moves only when the event is ahead).
  */
 export function decideCrmEvent(
@@ -246,8 +279,9 @@ export function decideCrmEvent(
   record: BookingRecord | null,
   event: CrmBookingEvent,
   at: Date,
-  /** the record of the booking that holds the object, when it is another booking than the event's */
-  holder: BookingRecord | null = null,
+  /** the record of the booking that holds the object when it is another booking than the event's;
+   *  for an object that is not held, the newest other booking recorded for it (null: none) */
+  other: BookingRecord | null = null,
 ): CrmDecision {
   if (record?.released) return noOp(`booking ${event.bookingId} already released`, { record: false });
   if (record && event.bookingVersion !== null && event.bookingVersion <= record.appliedVersion) {
@@ -262,73 +296,71 @@ export function decideCrmEvent(
     ({ kind: 'apply', steps, detail, releasedBookings });
   const step = (transition: TransitionName, to: PropertyObjectState, from = state): Step =>
     ({ transition, from, to, bookingId: event.bookingId, dealId: event.dealId });
+  const createdAt = eventBookingCreatedAt(event, record);
+  const olderNoOp = (what: string) => noOp(`${event.kind} of booking ${event.bookingId}, older than ${what}: it has ended; no-op (DESIGN decision 9)`, { releasesBooking: true });
 
-  switch (event.kind) {
-    case 'released': {
-      if (!held) return noOp(`object already ${state.status}; release is a no-op`, { releasesBooking: true });
-      if (!sameDeal) return mismatch(`release by deal ${event.dealId}, object held by deal ${state.holdDealId}`);
-      if (!sameBooking) return noOp(`stale release: the hold belongs to booking ${state.holdBookingId}`, { releasesBooking: true });
-      return apply(`Release ${state.status} → Free`, [step('Release', release(state, 'Crm', at))]);
+  /** The state the event carries, reached from a Free object (`from`). */
+  const carried = (from: PropertyObjectState, reason?: string): Step[] => {
+    const withReason = (s: Step): Step => (reason ? { ...s, reason } : s);
+    switch (event.kind) {
+      case 'created': return [withReason(step('Reserve', reserve(from, { ...hold, reservedUntil: event.reservedUntil! }, at), from))];
+      case 'confirmed':
+      case 'extended': return [withReason(step('Book', book(from, { ...hold, bookedUntil: event.bookedUntil! }, at, { catchUp: true }), from))];
+      case 'sale-started': return [withReason(step('MarkSold', markSold(from, event.soldAt ?? at, at, { catchUp: true }), from))];
+      case 'released': return [];
     }
-    case 'created': {
-      if (state.status === 'Sold' || state.status === 'Hidden') return notAvailable(state.status);
-      if (state.status === 'Free') {
-        return apply('Reserve Free → Reserved', [step('Reserve', reserve(state, { ...hold, reservedUntil: event.reservedUntil! }, at))]);
+  };
+
+  if (state.status === 'Hidden') {
+    // a booking that never held a hidden object (its create was refused) releases nothing: no page for ops
+    if (event.kind === 'released') return noOp('object Hidden; release is a no-op', { releasesBooking: true });
+    return notAvailable(state.status);
+  }
+  if (state.status === 'Sold') {
+    if (event.kind === 'sale-started') return noOp('object already Sold');
+    if (event.kind === 'released') return noOp('object already Sold; release is a no-op', { releasesBooking: true });
+    if (orderAgainst(createdAt, other, null) === 'older') return olderNoOp(`the booking that sold the object`);
+    return notAvailable(state.status);
+  }
+  if (state.status === 'Free') {
+    if (orderAgainst(createdAt, other, null) === 'older') return olderNoOp(`the newest booking of the object`);
+    if (event.kind === 'released') return noOp(`object already ${state.status}; release is a no-op`, { releasesBooking: true });
+    const steps = carried(state);
+    return apply(`${steps[0]!.transition} Free → ${steps[0]!.to.status}${event.kind === 'created' ? '' : ' (catch-up)'}`, steps);
+  }
+
+  if (sameBooking) {
+    switch (event.kind) {
+      case 'released': return apply(`Release ${state.status} → Free`, [step('Release', release(state, 'Crm', at))]);
+      case 'created': return noOp('object already held by this booking');
+      case 'confirmed':
+      case 'extended':
+        if (state.status === 'Reserved') return apply('Book Reserved → Booked', [step('Book', book(state, { ...hold, bookedUntil: event.bookedUntil! }, at))]);
+        return apply('Extend Booked → Booked', [step('Extend', extend(state, event.bookedUntil!, at))]);
+      case 'sale-started': {
+        const catchUp = state.status === 'Reserved';
+        return apply(`MarkSold ${state.status} → Sold${catchUp ? ' (catch-up)' : ''}`, [step('MarkSold', markSold(state, event.soldAt ?? at, at, { catchUp }))]);
       }
-      if (sameBooking) return noOp('object already held by this booking');
-      if (!sameDeal) {
-        // DESIGN decision 7: INV-BKG-001 (crm's unique index) means the holding booking of the other deal
-        // had ended before this one was created when it is the OLDER one — its release is still in flight
-        // on another topic. Then the hold moves to this booking (its late release becomes a no-op through
-        // the tombstone). A create older than the holder, or one we cannot place in time, is refused.
-        if (!holderIsOlder(state, holder, event)) {
-          return mismatch(`reserve by deal ${event.dealId}, object held by deal ${state.holdDealId} whose booking is not older than this create`);
-        }
-        const freed = release(state, 'Crm', at);
-        const previous = { bookingId: state.holdBookingId, dealId: state.holdDealId! };
-        const takeOver = `hold taken over from booking ${previous.bookingId ?? '(unknown)'} of deal ${previous.dealId} by booking ${event.bookingId} of deal ${event.dealId} (DESIGN decision 7)`;
-        return apply('Release (older booking of another deal) + Reserve: hold taken over', [
-          { transition: 'Release', from: state, to: freed, ...previous, reason: takeOver },
-          { ...step('Reserve', reserve(freed, { ...hold, reservedUntil: event.reservedUntil! }, at), freed), reason: takeOver },
-        ], previous.bookingId ? [{ bookingId: previous.bookingId, dealId: previous.dealId }] : []);
-      }
-      // Another booking of the same deal holds it. INV-BKG-001 (one active booking per object in crm)
-      // says one of the two ended before the other began — but creates travel on different partitions,
-      // so the late one may be either. crm's clock tells which: the holding booking was active at its
-      // last recorded event, so a booking created before that is the EARLIER one: it has ended, its
-      // create is late and must not take the hold (its tombstone also stops its other late events).
-      if (holder?.lastEventAt && event.occurredAt && event.occurredAt.getTime() < holder.lastEventAt.getTime()) {
-        return noOp(`late create of an earlier booking: the hold's booking ${state.holdBookingId} is newer`, { releasesBooking: true });
-      }
-      // The holding booking is the earlier one: it ended and its release is still in flight. Release it, then reserve.
-      const freed = release(state, 'Crm', at);
-      const previous = { bookingId: state.holdBookingId!, dealId: state.holdDealId! };
-      return apply('Release (superseded booking) + Reserve', [
-        { transition: 'Release', from: state, to: freed, ...previous },
-        step('Reserve', reserve(freed, { ...hold, reservedUntil: event.reservedUntil! }, at), freed),
-      ], [previous]);
-    }
-    case 'confirmed':
-    case 'extended': {
-      const bookedUntil = event.bookedUntil!;
-      if (state.status === 'Sold' || state.status === 'Hidden') return notAvailable(state.status);
-      if (state.status === 'Free') {
-        return apply('Book Free → Booked (catch-up)', [step('Book', book(state, { ...hold, bookedUntil }, at, { catchUp: true }))]);
-      }
-      if (!sameDeal) return mismatch(`${event.kind} by deal ${event.dealId}, object held by deal ${state.holdDealId}`);
-      if (!sameBooking) return mismatch(`${event.kind} of booking ${event.bookingId}, object held by booking ${state.holdBookingId} of the same deal`);
-      if (state.status === 'Reserved') return apply('Book Reserved → Booked', [step('Book', book(state, { ...hold, bookedUntil }, at))]);
-      return apply('Extend Booked → Booked', [step('Extend', extend(state, bookedUntil, at))]);
-    }
-    case 'sale-started': {
-      const soldAt = event.soldAt ?? at;
-      if (state.status === 'Sold') return noOp('object already Sold');
-      if (state.status === 'Hidden') return notAvailable(state.status);
-      if (state.status === 'Free') return apply('MarkSold Free → Sold (catch-up)', [step('MarkSold', markSold(state, soldAt, at, { catchUp: true }))]);
-      if (!sameDeal) return mismatch(`sale of deal ${event.dealId}, object held by deal ${state.holdDealId}`);
-      if (!sameBooking) return mismatch(`sale of booking ${event.bookingId}, object held by booking ${state.holdBookingId} of the same deal`);
-      const catchUp = state.status === 'Reserved';
-      return apply(`MarkSold ${state.status} → Sold${catchUp ? ' (catch-up)' : ''}`, [step('MarkSold', markSold(state, soldAt, at, { catchUp }))]);
     }
   }
+
+  // Another booking holds the object (of this deal or another one).
+  const order = orderAgainst(createdAt, other, state);
+  const previous = { bookingId: state.holdBookingId, dealId: state.holdDealId! };
+  if (order === 'older') return olderNoOp(`the hold's booking ${previous.bookingId ?? '(unknown)'} of deal ${previous.dealId}`);
+  if (order !== 'newer') {
+    return mismatch(`${event.kind} of booking ${event.bookingId} (deal ${event.dealId}), object held by booking ${previous.bookingId ?? '(unknown)'} of deal ${previous.dealId}`
+      + (order === 'same' ? ': both created at the same time' : ': the two bookings cannot be ordered in time'));
+  }
+  // INV-BKG-001: a booking created after the holder's proves the holder has ended — its release is still
+  // in flight on another topic. The hold moves to the newer booking in the state this event carries.
+  const takeOver = `hold taken over from booking ${previous.bookingId ?? '(unknown)'} of deal ${previous.dealId} by the newer booking ${event.bookingId} of deal ${event.dealId} (DESIGN decision 9)`;
+  const freed = release(state, 'Crm', at);
+  const releaseStep: Step = { transition: 'Release', from: state, to: freed, ...previous, reason: takeOver };
+  const released = previous.bookingId ? [{ bookingId: previous.bookingId, dealId: previous.dealId }] : [];
+  const steps = carried(freed, takeOver);
+  const detail = event.kind === 'released'
+    ? `Release: the newer booking ${event.bookingId} has ended too, so the older hold is freed (DESIGN decision 9)`
+    : `Release (older booking) + ${steps[0]!.transition}: hold taken over`;
+  return apply(detail, [releaseStep, ...steps], released);
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { insertTenant, insertTenantWorld, insertUser, type TenantWorld } from '../auth/test-fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { insertTenant, insertTenantWorld, insertUser, type TenantWorld } from '../../test/fixtures/auth.fixtures';
 import type { Actor } from '../auth/actor';
 import { buildings, propertyObjects, propertyObjectStatusHistory } from './schema';
 import { buildingFingerprint, getGrid, getObject, listBuildings, listProjects } from './queries';

@@ -3,6 +3,7 @@ import type { AnyColumn } from 'drizzle-orm';
 import { tenantScope, type Actor } from '../auth/actor';
 import type { DbOrTx } from '../platform/db';
 import { AppError } from '../platform/errors';
+import { investorTenantsOf } from './ports';
 import {
   buildings, PROPERTY_OBJECT_STATUSES, projects, propertyObjects, propertyObjectStatusHistory,
 } from './schema';
@@ -15,6 +16,8 @@ import {
 export type PropertyObjectStatus = (typeof PROPERTY_OBJECT_STATUSES)[number];
 
 function scoped(actor: Actor, column: AnyColumn): SQL | undefined {
+  // an investor reads (only) the projects of the developers of its own deals: it books a flat for them
+  if (actor.role === 'investor') return sql`${column} IN ${investorTenantsOf(actor.userId)}`;
   const scope = tenantScope(actor);
   return scope === null ? undefined : eq(column, scope);
 }

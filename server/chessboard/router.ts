@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { authedProcedure, roleProcedure, router } from '../trpc/init';
-import { releaseHoldChecked, releaseHoldInput } from '../ops/booking-repairs';
 import {
   CATALOG_ACTION_ROLES, setObjectHiddenAction, setObjectHiddenInput, withdrawObjectAction, withdrawObjectInput, withdrawProjectAction, withdrawProjectInput,
 } from './catalog-actions';
 import { commandContext } from './commands';
-import { HOLD_RELEASE_ROLES } from './hold-release-roles';
 import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
 
-/** Read side of the chessboard for the console; every role reads, each within its tenant scope. */
+/**
+ * Read side of the chessboard for the console; every role reads, each within its tenant scope. The
+ * drawer's releaseHold is ops' repair (server/ops/router.ts), served under this name by the app router.
+ */
 export const chessboardRouter = router({
   projects: authedProcedure.query(({ ctx }) => listProjects(ctx.database.db, ctx.actor)),
   buildings: authedProcedure
@@ -20,17 +21,6 @@ export const chessboardRouter = router({
   object: authedProcedure
     .input(z.object({ propertyObjectId: z.uuid() }))
     .query(({ ctx, input }) => getObject(ctx.database.db, ctx.actor, input.propertyObjectId)),
-  /**
-   * Runbook "manual release of a stuck hold" (ops, PIN manager; reason required). The chessboard write
-   * side does the release, its event, history, hold_releases and audit rows in one transaction. While
-   * crm still has an active booking of the object the caller must choose what happens to it
-   * (server/ops/booking-repairs.ts): cancel it too, or release the chessboard only (a recorded divergence).
-   */
-  releaseHold: roleProcedure(...HOLD_RELEASE_ROLES)
-    .input(releaseHoldInput)
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
-    ),
   objectLabels: authedProcedure
     .input(z.object({ ids: z.array(z.uuid()).max(200) }))
     .query(({ ctx, input }) => objectLabels(ctx.database.db, ctx.actor, input.ids)),

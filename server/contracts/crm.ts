@@ -11,6 +11,12 @@ const bookingBase = {
   bookingVersion: z.number().int().positive(),
   /** who created the booking (a deal participant: notifications' recipient); additive, absent in older events */
   createdBy: z.uuid().nullable().optional(),
+  /**
+   * crm's creation time of the booking (DESIGN decision 9): orders two bookings of one object, so an event
+   * of a newer booking can take the hold over whatever topic it came on. Optional: events written before
+   * it existed still parse (chessboard then falls back to what it recorded of the booking).
+   */
+  bookingCreatedAt: timestamp.optional(),
 };
 
 export const bookingCreatedPayload = z.object({
@@ -23,6 +29,8 @@ export const bookingCreatedPayload = z.object({
   createdAt: timestamp,
   /** the deal's agent (a participant of the deal chat, messenger); absent in events written before it was added */
   agentId: z.uuid().nullable().optional(),
+  /** the deal's investor (a participant: deal chat, notifications); additive, absent in older events */
+  investorId: z.uuid().nullable().optional(),
 });
 export const bookingConfirmedPayload = z.object({
   ...bookingBase,
@@ -30,7 +38,25 @@ export const bookingConfirmedPayload = z.object({
   bookedAt: timestamp,
   bookingExpiresAt: timestamp,
 });
-export const bookingPaidPayload = z.object({ ...bookingBase, paidAt: timestamp });
+/**
+ * The reward crm computed from the booking programme's rule when the payment was confirmed: `percent`
+ * of `price` or a `fixed` sum (`value`), `amount` in roubles. Carried so that rewards reads no crm table.
+ */
+export const bookingReward = z.object({
+  kind: z.enum(['percent', 'fixed']),
+  value: z.number().min(0),
+  /** the flat's price the percentage was taken of (null: crm did not know it; the amount is then 0) */
+  price: z.number().min(0).nullable(),
+  amount: z.number().min(0),
+});
+export const bookingPaidPayload = z.object({
+  ...bookingBase,
+  paidAt: timestamp,
+  /** the deal's agent: whose reward the payment earns; additive, absent in older events */
+  agentId: z.uuid().nullable().optional(),
+  /** the programme's reward (null: the programme pays none); additive, absent in older events */
+  reward: bookingReward.nullable().optional(),
+});
 export const bookingExtendedPayload = z.object({
   ...bookingBase,
   previousBookingExpiresAt: timestamp,
@@ -58,6 +84,8 @@ export const dealCancelledPayload = z.object({
   bookingVersion: z.number().int().positive().nullable(),
   /** creator of the released booking (null: none); additive, absent in older events */
   createdBy: z.uuid().nullable().optional(),
+  /** creation time of the released booking (DESIGN decision 9; null: none); additive, absent in older events */
+  bookingCreatedAt: nullableTimestamp.optional(),
   reason: z.string().max(500),
   cancelledAt: timestamp,
 });
@@ -69,6 +97,8 @@ export const dealSaleStartedPayload = z.object({
   bookingVersion: z.number().int().positive(),
   /** creator of the booking; additive, absent in older events */
   createdBy: z.uuid().nullable().optional(),
+  /** creation time of the booking (DESIGN decision 9); additive, absent in older events */
+  bookingCreatedAt: timestamp.optional(),
   startedAt: timestamp,
 });
 

@@ -4,16 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
 import { contracts, type Topic } from '../contracts';
 import { TOPICS } from '../platform/kafka/topics';
-import { projectedObjectOf } from '../testing/crm-projection';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
+import { extendBookingCommand } from './commands/extend-booking';
 import { commandContext } from './commands/context';
 import {
   actor, bookingRow, callerFor, crmRowCounts, dealRow, expectTrpcError, httpCall, insertDeal, insertProgram, outboxOf, timelineOf,
-} from './crm-test-fixtures';
+} from '../../test/fixtures/crm.fixtures';
 import { registry } from '../platform/metrics';
-import { seedRequisiteSet } from '../profile/test-fixtures';
+import { seedRequisiteSet } from '../../test/fixtures/profile.fixtures';
 
 /**
  * The Booking saga's commands through the tRPC caller on real PostgreSQL: transitions, the outbox in
@@ -50,7 +51,7 @@ const obj = (tenantId: string = TENANT) => projectedObjectOf(t.database, tenantI
 async function newBooking(opts: { program?: { id: string }; by?: ReturnType<typeof actor>; dealStatus?: 'Application' | 'Booking' } = {}) {
   const deal = await insertDeal(t, TENANT, opts.dealStatus ?? 'Application');
   // a paid booking carries the buyer's requisites (needed before upload-contract)
-  const requisites = opts.program === paidProgram ? await seedRequisiteSet(t, manager).then((s) => ({ setId: s.id, version: s.version })) : undefined;
+  const requisites = opts.program === paidProgram ? await seedRequisiteSet(t, opts.by ?? agent).then((s) => ({ setId: s.id, version: s.version })) : undefined;
   const booking = await callerFor(t, opts.by ?? agent).booking.create({
     dealId: deal.id,
     propertyObjectId: await obj(),
@@ -215,7 +216,7 @@ describe('free branch: confirm, extend, start sale', () => {
 
   it('INV-BKG-6: extend on Reserved → CRM_BOOKING_INVALID_TRANSITION; on Booked adds 48 h and writes booking-extended (DESIGN decision 1)', async () => {
     const { booking } = await newBooking();
-    await expectTrpcError(callerFor(t, manager).booking.extend({ bookingId: booking.id }), 'CONFLICT', 'CRM_BOOKING_INVALID_TRANSITION');
+    await expectTrpcError(callerFor(t, manager).booking.extend({ bookingId: booking.id, expectedVersion: 1 }), 'CONFLICT', 'CRM_BOOKING_INVALID_TRANSITION');
     const confirmed = await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
     const extended = await callerFor(t, manager).booking.extend({ bookingId: booking.id, expectedVersion: 2 });
     expect(extended.version).toBe(3);
@@ -233,6 +234,54 @@ describe('free branch: confirm, extend, start sale', () => {
       ['confirm', 'Reserved', 'Booked', 2],
       ['extend', 'Booked', 'Booked', 3],
     ]);
+  });
+
+  it('DESIGN decision 10: extend without expectedVersion or idempotencyKey is VALIDATION_ERROR and writes nothing', async () => {
+    const { booking } = await newBooking();
+    await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
+    const before = await crmRowCounts(t);
+    // over HTTP the answer's domainCode is VALIDATION_ERROR (the bad-input table below); here, the zod refusal itself
+    const refused = await expectTrpcError(callerFor(t, manager).booking.extend({ bookingId: booking.id }), 'BAD_REQUEST');
+    expect(refused.cause).toBeInstanceOf(ZodError);
+    await expect(t.database.db.transaction((tx) => extendBookingCommand(tx, { bookingId: booking.id }, commandContext(manager, randomUUID()))))
+      .rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(await crmRowCounts(t)).toEqual(before);
+  });
+
+  it('DESIGN decision 10: 20 parallel extends with one idempotency key extend once and all answer the first result', async () => {
+    const { booking } = await newBooking();
+    const confirmed = await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
+    const key = `extend-${randomUUID()}`;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => callerFor(t, manager).booking.extend({ bookingId: booking.id, idempotencyKey: key })));
+    for (const a of answers) expect(a).toEqual(answers[0]);
+    expect(answers[0]).toMatchObject({ version: 3, extensionCount: 1, bookingExpiresAt: new Date(confirmed.bookingExpiresAt!.getTime() + 48 * 3_600_000) });
+    expect((await bookingRow(t, booking.id)).version).toBe(3);
+    expect(parsedEnvelopes(await outboxOf(t, booking.id)).filter((e) => e.topic === TOPICS.bookingExtended)).toHaveLength(1);
+  });
+
+  it('DESIGN decision 10: 20 parallel extends naming one version extend once; the other 19 are CRM_BOOKING_VERSION_CONFLICT', async () => {
+    const { booking } = await newBooking();
+    const confirmed = await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => callerFor(t, manager).booking.extend({ bookingId: booking.id, expectedVersion: confirmed.version })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(refused.map((r) => (r.reason as { cause?: { code?: string } }).cause?.code)).toEqual(Array(19).fill('CRM_BOOKING_VERSION_CONFLICT'));
+    expect(parsedEnvelopes(await outboxOf(t, booking.id)).filter((e) => e.topic === TOPICS.bookingExtended)).toHaveLength(1);
+  });
+
+  it('DESIGN decision 10: at most the program\'s max_extensions extensions; the next is CRM_BOOKING_EXTENSION_LIMIT_REACHED (409) and writes nothing', async () => {
+    const programId = randomUUID();
+    await t.database.sql`INSERT INTO crm.booking_programs (id, tenant_id, name, is_paid, max_extensions) VALUES (${programId}, ${TENANT}, 'One extension', false, 1)`;
+    const { booking } = await newBooking({ program: { id: programId } });
+    const confirmed = await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
+    const once = await callerFor(t, manager).booking.extend({ bookingId: booking.id, expectedVersion: confirmed.version });
+    expect(once.extensionCount).toBe(1);
+    const before = await crmRowCounts(t);
+    await expectTrpcError(callerFor(t, manager).booking.extend({ bookingId: booking.id, expectedVersion: once.version }), 'CONFLICT', 'CRM_BOOKING_EXTENSION_LIMIT_REACHED');
+    expect(await crmRowCounts(t)).toEqual(before);
+    // the seeded programs' default is two
+    const [{ max_extensions }] = await t.database.sql<{ max_extensions: number }[]>`SELECT max_extensions FROM crm.booking_programs WHERE id = ${freeProgram.id}`;
+    expect(max_extensions).toBe(2);
   });
 
   it('INV-BKG-7: startSale → booking Completed and deal Sale in one transaction, deal-sale-started keyed by the deal', async () => {
@@ -414,7 +463,7 @@ describe('idempotency keys', () => {
     const { booking } = await newBooking();
     const key = `confirm-${randomUUID()}`;
     const first = await callerFor(t, agent).booking.confirm({ bookingId: booking.id, idempotencyKey: key });
-    await callerFor(t, manager).booking.extend({ bookingId: booking.id });
+    await callerFor(t, manager).booking.extend({ bookingId: booking.id, expectedVersion: first.version });
     const before = await crmRowCounts(t);
     expect(await callerFor(t, agent).booking.confirm({ bookingId: booking.id, idempotencyKey: key })).toEqual(first);
     expect(await crmRowCounts(t)).toEqual(before);
@@ -476,8 +525,10 @@ describe('input validation: bad input to every procedure is a typed error and wr
   ]);
   for (const path of ['booking.confirm', 'booking.confirmPayment', 'booking.extend', 'booking.startSale']) {
     bad(path, 'mutation', [{}, { bookingId: 7 }, { bookingId: 'abc' }, { bookingId: uuid, expectedVersion: 'one' }, { bookingId: uuid, expectedVersion: -1 }, { bookingId: uuid, extra: true }]);
-    missing(path, 'mutation', { bookingId: uuid }, 'CRM_BOOKING_NOT_FOUND');
+    missing(path, 'mutation', { bookingId: uuid, expectedVersion: 1 }, 'CRM_BOOKING_NOT_FOUND');
   }
+  // DESIGN decision 10: an extend names the version it extends or carries an idempotency key
+  bad('booking.extend', 'mutation', [{ bookingId: uuid }]);
   for (const path of ['booking.uploadContract', 'booking.uploadReceipt']) {
     bad(path, 'mutation', [{ bookingId: uuid }, { bookingId: uuid, document: '' }, { bookingId: uuid, document: long }, { bookingId: uuid, document: 5 }]);
     missing(path, 'mutation', { bookingId: uuid, document: 'files/a.pdf' }, 'CRM_BOOKING_NOT_FOUND');
@@ -529,7 +580,7 @@ describe('roles and tenants', () => {
       uploadReceipt: { bookingId: booking.id, document: 'd' },
       confirm: { bookingId: booking.id },
       confirmPayment: { bookingId: booking.id },
-      extend: { bookingId: booking.id },
+      extend: { bookingId: booking.id, idempotencyKey: randomUUID() },
       cancel: { bookingId: booking.id, reason: 'r' },
       startSale: { bookingId: booking.id },
     };
@@ -554,7 +605,7 @@ describe('roles and tenants', () => {
     const f = callerFor(t, foreignManager);
     const before = await crmRowCounts(t);
     await expectTrpcError(f.booking.confirm({ bookingId: booking.id }), 'NOT_FOUND', 'CRM_BOOKING_NOT_FOUND');
-    await expectTrpcError(f.booking.extend({ bookingId: booking.id }), 'NOT_FOUND', 'CRM_BOOKING_NOT_FOUND');
+    await expectTrpcError(f.booking.extend({ bookingId: booking.id, expectedVersion: 1 }), 'NOT_FOUND', 'CRM_BOOKING_NOT_FOUND');
     await expectTrpcError(f.booking.cancel({ bookingId: booking.id, reason: 'r' }), 'NOT_FOUND', 'CRM_BOOKING_NOT_FOUND');
     await expectTrpcError(f.booking.startSale({ bookingId: booking.id }), 'NOT_FOUND', 'CRM_BOOKING_NOT_FOUND');
     await expectTrpcError(f.booking.uploadContract({ bookingId: booking.id, document: 'd' }), 'NOT_FOUND', 'CRM_BOOKING_NOT_FOUND');
@@ -584,7 +635,7 @@ describe('roles and tenants', () => {
 
   it('role gates: an agent cannot upload, extend or start a sale; a developer_manager cannot create', async () => {
     const { deal, booking } = await newBooking();
-    await expectTrpcError(callerFor(t, agent).booking.extend({ bookingId: booking.id }), 'FORBIDDEN');
+    await expectTrpcError(callerFor(t, agent).booking.extend({ bookingId: booking.id, expectedVersion: 1 }), 'FORBIDDEN');
     await expectTrpcError(callerFor(t, agent).booking.uploadContract({ bookingId: booking.id, document: 'd' }), 'FORBIDDEN');
     await expectTrpcError(callerFor(t, agent).booking.startSale({ bookingId: booking.id }), 'FORBIDDEN');
     await expectTrpcError(callerFor(t, agent).deal.cancel({ dealId: deal.id, reason: 'r' }), 'FORBIDDEN');

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contracts } from '../contracts';
-import { createJobs } from '../jobs';
+import { createJobs } from '../main/jobs';
 import { runJobCycle } from '../platform/jobs/run-log';
 import { TOPICS } from '../platform/kafka/topics';
 import { registry } from '../platform/metrics';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { bookingExpirationJob, createBookingExpirationJob, type BookingExpirationSummary } from './booking-expiration.job';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/context';
 import { uploadContractCommand } from './commands/upload-contract';
-import { actor, bookingRow, callerFor, dealRow, httpCall, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from './crm-test-fixtures';
-import { projectedObjectOf } from '../testing/crm-projection';
-import { seedRequisiteSet } from '../profile/test-fixtures';
+import { actor, bookingRow, callerFor, dealRow, httpCall, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from '../../test/fixtures/crm.fixtures';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
+import { seedRequisiteSet } from '../../test/fixtures/profile.fixtures';
 
 /**
  * booking-expiration on real PostgreSQL (INV-BKG-5): phases, batching, SKIP LOCKED, idempotency by

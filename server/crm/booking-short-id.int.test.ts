@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { projectedObjectOf } from '../testing/crm-projection';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
 import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/context';
-import { actor, insertDeal, insertProgram } from './crm-test-fixtures';
+import { actor, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { bookingIdByPrefix } from './queries';
 
 /** `/bookings/<short id>` resolves the short id lists show to the full id, inside the tenant scope (#19 point 7). */

@@ -38,6 +38,7 @@ function booking(status: BookingStatus, paymentStatus: PaymentStatus, extra: Par
     createdBy: '00000000-0000-4000-8000-0000000000a9',
     closedReason: null,
     closedAt: null,
+    extensionCount: 0,
     version: 3,
     createdAt: T0,
     updatedAt: T0,
@@ -188,6 +189,16 @@ describe('timers', () => {
     expect(once.booking.bookingExpiresAt!.getTime()).toBe(b.bookingExpiresAt!.getTime() + 48 * HOUR);
     expect(twice.booking.bookingExpiresAt!.getTime()).toBe(b.bookingExpiresAt!.getTime() + 96 * HOUR);
     expect(twice.booking.version).toBe(5);
+  });
+
+  it('DESIGN decision 10: extend stops at the program\'s maxExtensions with CRM_BOOKING_EXTENSION_LIMIT_REACHED; 0 forbids extending', () => {
+    const b = booking('Booked', 'NotRequired');
+    const once = extendBooking(b, { ...FREE, maxExtensions: 2 }, at(HOUR));
+    const twice = extendBooking(once.booking, { ...FREE, maxExtensions: 2 }, at(2 * HOUR));
+    expect([once.booking.extensionCount, twice.booking.extensionCount]).toEqual([1, 2]);
+    expect(() => extendBooking(twice.booking, { ...FREE, maxExtensions: 2 }, at(3 * HOUR)))
+      .toThrow(expect.objectContaining({ code: 'CRM_BOOKING_EXTENSION_LIMIT_REACHED', details: expect.objectContaining({ extensionCount: 2, maxExtensions: 2 }) }));
+    expect(() => extendBooking(b, { ...FREE, maxExtensions: 0 }, at(HOUR))).toThrow(expect.objectContaining({ code: 'CRM_BOOKING_EXTENSION_LIMIT_REACHED' }));
   });
 
   it('a Booked booking past BookingExpiresAt cannot be extended or sold: the worker owns it', () => {

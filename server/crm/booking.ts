@@ -34,7 +34,11 @@ export interface ProgramTerms {
   /** default 60 */
   reserveDurationMinutes: number;
   bookingDurationHours: number;
+  /** DESIGN decision 10: extensions allowed per booking (absent: the column's default, 2) */
+  maxExtensions?: number;
 }
+
+export const DEFAULT_MAX_EXTENSIONS = 2;
 
 export type BookingAction =
   | 'create'
@@ -168,6 +172,7 @@ export function createBooking(input: CreateBookingInput): BookingTransition {
     createdBy: input.createdBy,
     closedReason: null,
     closedAt: null,
+    extensionCount: 0,
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -234,12 +239,21 @@ export function confirmPayment(booking: BookingRecord, program: ProgramTerms, no
   );
 }
 
-/** Booked → Booked (INV-BKG-6): BookingExpiresAt += BookingDurationHours, only while the booking still holds. */
+/**
+ * Booked → Booked (INV-BKG-6): BookingExpiresAt += BookingDurationHours, only while the booking still holds,
+ * and at most the program's maxExtensions times (DESIGN decision 10: a booking cannot be pushed months ahead).
+ */
 export function extendBooking(booking: BookingRecord, program: ProgramTerms, now: Date): BookingTransition {
   requireStatus(booking, 'extend', ['Booked']);
   requireBookingOpen(booking, now);
+  const maxExtensions = program.maxExtensions ?? DEFAULT_MAX_EXTENSIONS;
+  if (booking.extensionCount >= maxExtensions) {
+    throw crmError('CRM_BOOKING_EXTENSION_LIMIT_REACHED', `The booking was already extended ${booking.extensionCount} of ${maxExtensions} times`, {
+      bookingId: booking.id, extensionCount: booking.extensionCount, maxExtensions,
+    });
+  }
   const current = booking.bookingExpiresAt ?? now;
-  return next(booking, 'extend', { bookingExpiresAt: addHours(current, program.bookingDurationHours) }, now);
+  return next(booking, 'extend', { bookingExpiresAt: addHours(current, program.bookingDurationHours), extensionCount: booking.extensionCount + 1 }, now);
 }
 
 /** Booked → Completed (Deal.StartSale). INV-BKG-7: the caller changes the deal Booking → Sale in the same transaction. */

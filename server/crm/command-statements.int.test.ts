@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectedObjectOf } from '../testing/crm-projection';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/context';
-import { actor, insertDeal, insertProgram } from './crm-test-fixtures';
+import { actor, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 
 /**
  * The hot command path runs its statements as named, prepared statements (platform/db.ts): an unnamed

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectObjects } from '../testing/crm-projection';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { projectObjects } from '../../test/harness/crm-projection';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/context';
-import { actor, callerFor, crmRowCounts, expectTrpcError, httpCall, insertDeal, insertProgram } from './crm-test-fixtures';
+import { actor, callerFor, crmRowCounts, expectTrpcError, httpCall, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 
 /**
  * DESIGN decision 8: CreateBooking books only what crm's own view of the objects (crm.property_objects)

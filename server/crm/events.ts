@@ -8,6 +8,7 @@ import { TOPICS } from '../platform/kafka/topics';
 import type { Topic } from '../contracts';
 import type { OutboxEvent } from '../platform/outbox/write';
 import type { BookingRecord, ExpiryPhase } from './booking';
+import type { BookingReward } from './reward';
 
 type Meta = { correlationId: string; now: Date; causationId?: string | null };
 
@@ -18,6 +19,7 @@ const base = (b: BookingRecord) => ({
   tenantId: b.tenantId,
   bookingVersion: b.version,
   createdBy: b.createdBy ?? null,
+  bookingCreatedAt: b.createdAt.toISOString(),
 });
 
 function bookingEvent<T extends Topic>(topic: T, b: BookingRecord, meta: Meta, payload: OutboxEvent<T>['payload']): OutboxEvent<T> {
@@ -38,8 +40,11 @@ const iso = (d: Date | null): string => {
   return d.toISOString();
 };
 
-/** `agentId`: the deal's agent, for the deal chat's participants (messenger); null when the deal has none. */
-export const bookingCreatedEvent = (b: BookingRecord, meta: Meta, agentId: string | null = null) =>
+/**
+ * `agentId` / `investorId`: the deal's agent and investor, for the deal chat's participants (messenger)
+ * and the notices' recipients; null when the deal has none.
+ */
+export const bookingCreatedEvent = (b: BookingRecord, meta: Meta, agentId: string | null = null, investorId: string | null = null) =>
   bookingEvent(TOPICS.bookingCreated, b, meta, {
     ...base(b),
     programId: b.programId,
@@ -49,6 +54,7 @@ export const bookingCreatedEvent = (b: BookingRecord, meta: Meta, agentId: strin
     reserveExpiresAt: iso(b.reserveExpiresAt),
     createdAt: iso(b.createdAt),
     agentId,
+    investorId,
   });
 
 export const bookingConfirmedEvent = (b: BookingRecord, meta: Meta) =>
@@ -59,8 +65,9 @@ export const bookingConfirmedEvent = (b: BookingRecord, meta: Meta) =>
     bookingExpiresAt: iso(b.bookingExpiresAt),
   });
 
-export const bookingPaidEvent = (b: BookingRecord, meta: Meta) =>
-  bookingEvent(TOPICS.bookingPaid, b, meta, { ...base(b), paidAt: meta.now.toISOString() });
+/** `reward`: what the programme's rule gives the deal's agent (`agentId`) for this payment (null: none). */
+export const bookingPaidEvent = (b: BookingRecord, meta: Meta, agentId: string | null = null, reward: BookingReward | null = null) =>
+  bookingEvent(TOPICS.bookingPaid, b, meta, { ...base(b), paidAt: meta.now.toISOString(), agentId, reward });
 
 export const bookingExtendedEvent = (b: BookingRecord, previousBookingExpiresAt: Date | null, meta: Meta) =>
   bookingEvent(TOPICS.bookingExtended, b, meta, {
@@ -100,6 +107,7 @@ export function dealCancelledEvent(
       propertyObjectId: released?.propertyObjectId ?? null,
       bookingVersion: released?.version ?? null,
       createdBy: released?.createdBy ?? null,
+      bookingCreatedAt: released?.createdAt.toISOString() ?? null,
       reason,
       cancelledAt: meta.now.toISOString(),
     },
@@ -122,6 +130,7 @@ export function dealSaleStartedEvent(b: BookingRecord, meta: Meta): OutboxEvent<
       propertyObjectId: b.propertyObjectId,
       bookingVersion: b.version,
       createdBy: b.createdBy ?? null,
+      bookingCreatedAt: b.createdAt.toISOString(),
       startedAt: meta.now.toISOString(),
     },
     correlationId: meta.correlationId,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { actor, bookingRow, callerFor, insertDeal, insertProgram, timelineOf } from './crm-test-fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { actor, bookingRow, callerFor, insertDeal, insertProgram, timelineOf } from '../../test/fixtures/crm.fixtures';
 import { bookingTimeline } from './schema';
-import { projectedObjectOf } from '../testing/crm-projection';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
 
 /**
  * Ordered history (issue 15): a transition's time is read under the booking's (or its deal's) row

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../chessboard/chessboard.fixtures';
+import { eventually } from '../../test/fixtures/chessboard.fixtures';
 import { SYSTEM_ACTOR } from '../auth/actor';
 import { commandContext, deletePropertyObject, upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
 import type { ChessboardPayload, ChessboardTopic } from '../contracts/chessboard';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
 import { writeOutbox } from '../platform/outbox/write';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
-import { actor, callerFor, crmRowCounts, expectTrpcError, insertDeal, insertProgram } from './crm-test-fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { startBrokerPipeline, type BrokerPipeline } from '../../test/harness/kafka';
+import { actor, callerFor, crmRowCounts, expectTrpcError, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { crmPropertyObjectProjectionConsumer } from './property-object-projection.consumer';
 
 /**
@@ -65,6 +65,9 @@ async function inboxOf(messageId: string) {
 }
 const processed = (messageId: string) => eventually(() => inboxOf(messageId), 60_000, `crm.inbox row of ${messageId}`);
 
+const priceOf = async (id: string) => (await t.database.sql<{ p: number | null }[]>`SELECT price::float8 AS p FROM crm.property_objects WHERE id = ${id}`)[0]?.p ?? null;
+const layoutOf = async (id: string) => (await t.database.sql<{ floor: number | null; rooms: number | null }[]>`SELECT floor, rooms FROM crm.property_objects WHERE id = ${id}`)[0];
+
 /** A chessboard event written by hand (as chessboard would), to order them as the broker may deliver them. */
 async function writeChessboard<T extends ChessboardTopic>(topic: T, payload: ChessboardPayload<T>): Promise<string> {
   const p = payload as { propertyObjectId: string; tenantId: string };
@@ -92,6 +95,10 @@ describe('crm.property-object-projection through Kafka', () => {
 
     await publish();
     expect(await eventually(() => viewOf(id), 60_000, 'crm view of the object')).toEqual({ tenant_id: TENANT, project_id: projectId, status: 'Free', deleted: false, source_version: 1 });
+    // the price goes with the upsert (a programme's percentage reward is computed from it)
+    expect(await priceOf(id)).toBe(9_000_000);
+    // and so do the floor and room count (the reports split sales by them)
+    expect(await layoutOf(id)).toEqual({ floor: 1 + (objectNo % 9), rooms: 2 });
     const booking = await callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: id, programId: program.id });
     expect(booking.status).toBe('Reserved');
   });
@@ -121,6 +128,9 @@ describe('crm.property-object-projection through Kafka', () => {
     await publish();
     expect(await processed(old)).toMatchObject({ result: 'no-op', detail: expect.stringContaining('stale') });
     expect(await viewOf(id)).toMatchObject({ status: 'Sold', source_version: 3, deleted: false });
+    // the stale upsert changes no status but fills the price the view did not have yet
+    expect(await priceOf(id)).toBe(1);
+    expect(await layoutOf(id)).toEqual({ floor: 1, rooms: 1 });
 
     const deal = await insertDeal(t, TENANT);
     await expectTrpcError(callerFor(t, agent).booking.create({ dealId: deal.id, propertyObjectId: id, programId: program.id }), 'CONFLICT', 'CRM_BOOKING_PROPERTY_OBJECT_SOLD');

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull, or, sql, type AnyColumn } from 'drizzle-orm';
 import type { ChessboardPayload } from '../contracts/chessboard';
 import type { Tx } from '../platform/db';
 import type { TOPICS } from '../platform/kafka/topics';
@@ -53,8 +53,29 @@ async function applyChange(tx: Tx, id: string, change: ObjectChange): Promise<Vi
   return write(tx, id, current !== null, decideChange(current, change));
 }
 
-export function applyObjectUpserted(tx: Tx, p: Upserted): Promise<ViewDecision> {
-  return applyChange(tx, p.propertyObjectId, { tenantId: p.tenantId, projectId: p.projectId, status: p.status, version: p.version, at: new Date(p.updatedAt) });
+/**
+ * The price, floor and room count go with the upsert that is applied. A stale upsert still fills what the
+ * view does not have yet (a status change can create the row first), so a percentage reward has a price
+ * to use and the reports a floor and room count. An upsert of exactly the view's version (chessboard's
+ * snapshot) carries the values at that version: it corrects a price lost when a status change overtook
+ * the upsert that changed it.
+ */
+export async function applyObjectUpserted(tx: Tx, p: Upserted): Promise<ViewDecision> {
+  const decision = await applyChange(tx, p.propertyObjectId, { tenantId: p.tenantId, projectId: p.projectId, status: p.status, version: p.version, at: new Date(p.updatedAt) });
+  const id = eq(crmPropertyObjects.id, p.propertyObjectId);
+  if (decision.kind === 'write') {
+    await tx.update(crmPropertyObjects).set({ price: p.price, floor: p.floor, rooms: p.rooms }).where(id);
+    return decision;
+  }
+  if (decision.reason === 'stale') {
+    await tx.update(crmPropertyObjects).set({ price: p.price, floor: p.floor, rooms: p.rooms })
+      .where(and(id, eq(crmPropertyObjects.sourceVersion, p.version)));
+  }
+  const fill = <T>(column: AnyColumn, value: T) => sql`coalesce(${column}, ${value})`;
+  await tx.update(crmPropertyObjects)
+    .set({ price: fill(crmPropertyObjects.price, p.price), floor: fill(crmPropertyObjects.floor, p.floor), rooms: fill(crmPropertyObjects.rooms, p.rooms) })
+    .where(and(id, or(isNull(crmPropertyObjects.price), isNull(crmPropertyObjects.floor), isNull(crmPropertyObjects.rooms))));
+  return decision;
 }
 
 export function applyObjectStatusChanged(tx: Tx, p: StatusChanged): Promise<ViewDecision> {

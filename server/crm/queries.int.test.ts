@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertObjects, insertProject } from '../chessboard/chessboard.fixtures';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { insertObjects, insertProject } from '../../test/fixtures/chessboard.fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createBookingCommand } from './commands/create-booking';
 import { commandContext } from './commands/context';
 import { confirmBookingCommand } from './commands/confirm-booking';
-import { actor, callerFor, expectTrpcError, insertDeal, insertProgram } from './crm-test-fixtures';
+import { actor, callerFor, expectTrpcError, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { listBookings } from './queries';
-import { projectedObjectOf } from '../testing/crm-projection';
+import { projectedObjectOf } from '../../test/harness/crm-projection';
 
 /** The read side: filters, server-side pagination and sorting, tenant scope. */
 

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, getTableColumns, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
+import { storableDate } from '../platform/date-input';
 import type { Actor } from '../auth/actor';
 import { uuidArray, type DbOrTx } from '../platform/db';
 import { crmError } from './errors';
@@ -9,7 +10,7 @@ import { BOOKING_STATUSES, DEAL_STATUSES, bookingPrograms, bookings, bookingTime
 
 /** Read side of crm. Every query applies the actor's tenant filter: a foreign row is a missing row. */
 
-const dateInput = z.union([z.date(), z.iso.datetime({ offset: true })]).transform((v) => new Date(v));
+const dateInput = z.union([z.date(), z.iso.datetime({ offset: true })]).transform((v) => new Date(v)).pipe(storableDate());
 const page = z.number().int().min(1).max(100_000).default(1);
 const pageSize = z.number().int().min(1).max(100).default(25);
 /** a booking id / deal id, or the start of one (hex digits and dashes only, so it is safe in LIKE) */
@@ -97,6 +98,10 @@ export interface ObjectScope {
   projectObjectIds?: string[];
   /** ids of the objects whose number is `input.search` */
   searchObjectIds?: string[];
+  /** ids of the people whose name contains `input.search` (auth): the bookings of their deals */
+  searchAgentIds?: string[];
+  /** ids of the requisite sets whose buyer's surname is `input.search` (profile, never the data) */
+  searchRequisiteSetIds?: string[];
 }
 
 const objectIn = (ids: string[]) => (ids.length === 0 ? sql`false` : sql`${bookings.propertyObjectId} = ANY(${uuidArray(ids)})`);
@@ -117,7 +122,12 @@ export async function listBookings(db: DbOrTx, actor: Actor, rawInput: ListBooki
   if (input.search) {
     const byNumber = objects.searchObjectIds?.length ? objectIn(objects.searchObjectIds) : undefined;
     const byId = ID_PREFIX.test(input.search) ? [idPrefix(bookings.id, input.search), idPrefix(bookings.dealId, input.search)] : [];
-    conditions.push(byId.length || byNumber ? or(...byId, byNumber) : sql`false`);
+    // the names people use: the deal's title or number ("Сделка №1019", "1019"), its agent, the buyer
+    const dealsWhere = (match: SQL) => sql`${bookings.dealId} IN (SELECT ${deals.id} FROM ${deals} WHERE ${and(match, tenantFilter(actor, deals.tenantId))})`;
+    const byTitle = dealsWhere(sql`${deals.title} ILIKE ${`%${likeEscape(input.search)}%`} ESCAPE '\\'`);
+    const byAgent = objects.searchAgentIds?.length ? dealsWhere(sql`${deals.agentId} = ANY(${uuidArray(objects.searchAgentIds)})`) : undefined;
+    const byBuyer = objects.searchRequisiteSetIds?.length ? sql`${bookings.requisiteSetId} = ANY(${uuidArray(objects.searchRequisiteSetIds)})` : undefined;
+    conditions.push(or(...byId, byNumber, byTitle, byAgent, byBuyer));
   }
   if (input.expiringWithinMinutes !== undefined) {
     const horizon = new Date(now.getTime() + input.expiringWithinMinutes * 60_000);
@@ -159,7 +169,14 @@ export async function listDeals(db: DbOrTx, actor: Actor, rawInput: z.input<type
   const where = and(...conditions);
   const [items, [total]] = await Promise.all([
     db
-      .select()
+      .select({
+        ...getTableColumns(deals),
+        // the flat the deal holds now (its newest active booking's object), so a picker can say so; the
+        // outer row is named in full: drizzle writes a lone table's columns unqualified, which the inner FROM would capture
+        heldObjectId: sql<string | null>`(SELECT b.property_object_id FROM ${bookings} b WHERE b.deal_id = "deals"."id" AND b.status IN ('Reserved', 'AwaitingPayment', 'Booked') ORDER BY b.created_at DESC LIMIT 1)`,
+        // the buyer as the deal's newest booking with requisites names them (a reference, never the data)
+        buyerRequisiteSetId: sql<string | null>`(SELECT b.requisite_set_id FROM ${bookings} b WHERE b.deal_id = "deals"."id" AND b.requisite_set_id IS NOT NULL ORDER BY b.created_at DESC LIMIT 1)`,
+      })
       .from(deals)
       .where(where)
       .orderBy(desc(deals.updatedAt), desc(deals.id))
@@ -175,6 +192,13 @@ export async function dealById(db: DbOrTx, actor: Actor, input: z.infer<typeof d
   if (!deal) throw crmError('CRM_DEAL_NOT_FOUND', 'No such deal', { dealId: input.dealId });
   const dealBookings = await db.select().from(bookings).where(eq(bookings.dealId, deal.id)).orderBy(desc(bookings.createdAt), desc(bookings.id));
   return { ...deal, bookings: dealBookings };
+}
+
+/** id → title of the given deals in the actor's scope (a foreign or unknown id is simply absent). */
+export async function dealTitles(db: DbOrTx, actor: Actor, ids: string[]): Promise<Record<string, string>> {
+  if (ids.length === 0) return {};
+  const rows = await db.select({ id: deals.id, title: deals.title }).from(deals).where(and(inArray(deals.id, ids), tenantFilter(actor, deals.tenantId)));
+  return Object.fromEntries(rows.map((r) => [r.id, r.title]));
 }
 
 export async function listPrograms(db: DbOrTx, actor: Actor, input: z.infer<typeof listProgramsInput> = {}) {
@@ -207,7 +231,7 @@ export async function bookingRecordById(db: DbOrTx, actor: Actor, bookingId: str
 export const shortBookingId = z.string().regex(/^[0-9a-f]{8}$/i);
 
 /**
- * `/bookings/<short id>` (#19 point 7): the full id of the one booking in the actor's tenant scope whose
+ * `/bookings/<short id>`: the full id of the one booking in the actor's tenant scope whose
  * id starts with the prefix; null when none or more than one match (the page answers 404, never a guess).
  */
 export async function bookingIdByPrefix(db: DbOrTx, actor: Actor, prefix: string): Promise<string | null> {
@@ -218,4 +242,18 @@ export async function bookingIdByPrefix(db: DbOrTx, actor: Actor, prefix: string
     .where(and(sql`${bookings.id}::text LIKE ${`${p}%`}`, tenantFilter(actor, bookings.tenantId)))
     .limit(2);
   return rows.length === 1 ? rows[0].id : null;
+}
+
+/**
+ * Who made the booking's transition to `version` (its timeline row), in the tenant: another context's
+ * notice names the actor ("отменил Иванов") without crm putting user ids into every event.
+ */
+export async function bookingTransitionActor(db: DbOrTx, tenantId: string, bookingId: string, version: number): Promise<{ actorType: 'user' | 'system'; actorId: string } | null> {
+  const [row] = await db
+    .select({ actorType: bookingTimeline.actorType, actorId: bookingTimeline.actorId })
+    .from(bookingTimeline)
+    .where(and(eq(bookingTimeline.bookingId, bookingId), eq(bookingTimeline.tenantId, tenantId), eq(bookingTimeline.bookingVersion, version)))
+    .orderBy(desc(bookingTimeline.id))
+    .limit(1);
+  return row ?? null;
 }

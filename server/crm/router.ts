@@ -1,5 +1,7 @@
 import type { Actor } from '../auth/actor';
-import { propertyObjectIdsMatching } from '../chessboard/queries';
+import { userIdsMatchingName } from '../auth/directory';
+import { objectLabels, propertyObjectIdsMatching } from '../chessboard/queries';
+import { buyerNameLookup } from './ports';
 import type { Tx } from '../platform/db';
 import type { BookingRecord } from './booking';
 import type { Context } from '../trpc/context';
@@ -11,6 +13,7 @@ import { confirmPaymentCommand, confirmPaymentInput } from './commands/confirm-p
 import { createBookingCommand, createBookingInput } from './commands/create-booking';
 import { extendBookingCommand, extendBookingInput } from './commands/extend-booking';
 import { commandContext, type CommandContext } from './commands/context';
+import { setProgramRewardCommand, setProgramRewardInput } from './commands/set-program-reward';
 import { startSaleCommand, startSaleInput } from './commands/start-sale';
 import { uploadContractCommand, uploadContractInput } from './commands/upload-contract';
 import { uploadReceiptCommand, uploadReceiptInput } from './commands/upload-receipt';
@@ -20,6 +23,12 @@ import {
   bookingById, bookingByIdInput, dealById, dealByIdInput, listBookings, listBookingsInput, listDeals, listDealsInput, listPrograms,
   listProgramsInput,
 } from './queries';
+
+/** a word that can be a person's name (letters, a hyphen or a space; two letters at least): the only search that asks auth and profile */
+const PERSON_NAME = /^\p{L}[\p{L}\s'-]*\p{L}$/u;
+
+/** "кв. 3012" / "flat 3012" as typed: the number people put after the word */
+const flatNumber = (search: string) => search.replace(/^(кв\.?|квартира|flat)\s*/iu, '') || search;
 
 /**
  * Runs one crm command in one transaction (aggregate + timeline + outbox commit together), then
@@ -85,16 +94,29 @@ export const bookingRouter = router({
 
   byId: authedProcedure.input(bookingByIdInput).query(({ ctx, input }) => bookingById(ctx.database.db, ctx.actor, input)),
   // the project filter and the object-number search are answered by the chessboard (its objects, in
-  // the actor's tenant scope); crm filters its bookings by the ids it gets back
+  // the actor's tenant scope), a name by auth (the deal's agent) and profile (the buyer's surname, the
+  // sets the actor may use); crm filters its bookings by the ids it gets back
   list: authedProcedure.input(listBookingsInput).query(async ({ ctx, input }) => {
     const { db } = ctx.database;
-    const [project, numbered] = await Promise.all([
+    const name = input.search && PERSON_NAME.test(input.search) ? input.search : undefined;
+    const [project, numbered, agents, buyers] = await Promise.all([
       input.projectId ? propertyObjectIdsMatching(db, ctx.actor, { projectId: input.projectId }) : undefined,
-      input.search ? propertyObjectIdsMatching(db, ctx.actor, { number: input.search, projectId: input.projectId }) : undefined,
+      input.search ? propertyObjectIdsMatching(db, ctx.actor, { number: flatNumber(input.search), projectId: input.projectId }) : undefined,
+      name ? userIdsMatchingName(db, ctx.actor, name) : undefined,
+      name ? buyerNameLookup().setIdsMatchingSurname(db, ctx.actor, ctx.env, name) : undefined,
     ]);
-    const list = await listBookings(db, ctx.actor, input, new Date(), { projectObjectIds: project?.ids, searchObjectIds: numbered?.ids });
-    return { ...list, objectsTruncated: Boolean(project?.truncated || numbered?.truncated) };
+    const list = await listBookings(db, ctx.actor, input, new Date(), {
+      projectObjectIds: project?.ids, searchObjectIds: numbered?.ids, searchAgentIds: agents, searchRequisiteSetIds: buyers?.ids,
+    });
+    return { ...list, objectsTruncated: Boolean(project?.truncated || numbered?.truncated || buyers?.truncated) };
   }),
+  setProgramReward: commandProcedure('program.setReward')
+    .input(setProgramRewardInput)
+    .mutation(async ({ ctx, input }) => {
+      const program = await ctx.database.db.transaction((tx) => setProgramRewardCommand(tx, input, commandContext(ctx.actor, ctx.correlationId)));
+      ctx.logger.info({ command: 'program.setReward', programId: program.id, rewardKind: program.rewardKind, rewardValue: program.rewardValue }, 'crm programme reward set');
+      return program;
+    }),
   programs: authedProcedure.input(listProgramsInput).query(({ ctx, input }) => listPrograms(ctx.database.db, ctx.actor, input)),
 });
 
@@ -102,6 +124,23 @@ export const dealRouter = router({
   cancel: commandProcedure('deal.cancel')
     .input(cancelDealInput)
     .mutation(({ ctx, input }) => runCommand(ctx, 'deal.cancel', cancelDealCommand, input)),
-  list: authedProcedure.input(listDealsInput).query(({ ctx, input }) => listDeals(ctx.database.db, ctx.actor, input)),
+  // each deal with what a picker needs to tell it apart: the flat it holds (chessboard's number) and
+  // its buyer (profile's masked name, only of the sets the actor may use)
+  list: authedProcedure.input(listDealsInput).query(async ({ ctx, input }) => {
+    const { db } = ctx.database;
+    const list = await listDeals(db, ctx.actor, input);
+    const held = [...new Set(list.items.flatMap((d) => (d.heldObjectId ? [d.heldObjectId] : [])))];
+    const sets = [...new Set(list.items.flatMap((d) => (d.buyerRequisiteSetId ? [d.buyerRequisiteSetId] : [])))];
+    const [labels, buyers] = await Promise.all([objectLabels(db, ctx.actor, held), buyerNameLookup().maskedBuyerNames(db, ctx.actor, ctx.env, sets)]);
+    const numberOf = new Map(labels.map((l) => [l.id, l.number]));
+    return {
+      ...list,
+      items: list.items.map(({ buyerRequisiteSetId, ...d }) => ({
+        ...d,
+        heldObjectNumber: d.heldObjectId ? numberOf.get(d.heldObjectId) ?? null : null,
+        buyerName: buyerRequisiteSetId ? buyers[buyerRequisiteSetId] ?? null : null,
+      })),
+    };
+  }),
   byId: authedProcedure.input(dealByIdInput).query(({ ctx, input }) => dealById(ctx.database.db, ctx.actor, input)),
 });

@@ -1,10 +1,12 @@
+import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { correlationIdOf } from '../../platform/correlation-id';
-import { canSeeTenant, type Actor } from '../../auth/actor';
+import { canSeeTenant, tenantScope, type Actor } from '../../auth/actor';
 import { AppError, ValidationError } from '../../platform/errors';
-import { recordAudit } from '../../ops/audit';
+import { recordAudit } from '../../platform/audit';
 import { lockPropertyObject } from '../property-object-persistence';
+import { projects } from '../schema';
 
 /**
  * What every chessboard command gets besides its input, as crm's commands do: who (SYSTEM_ACTOR for the
@@ -23,8 +25,8 @@ export function commandContext(actor: Actor, correlationId?: string | null, now?
 }
 
 /**
- * The command's input through its zod schema. The first issue is answered as before the schemas were
- * written: VALIDATION_ERROR with `field: message` (the schemas carry the former hand-written messages).
+ * The command's input through its zod schema. The first issue is answered as VALIDATION_ERROR with
+ * `field: message`, the one message per field the console shows (the schemas carry those messages).
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: z.input<S>): z.output<S> {
   const parsed = schema.safeParse(input);
@@ -40,7 +42,7 @@ export const requiredTextInput = (max = 200) =>
 /** The reason a person gives for a manual change (audited). */
 export const reasonInput = z.string({ error: 'a reason is required' }).trim().min(1, { error: 'a reason is required' }).max(500, { error: 'at most 500 characters' });
 
-/** An integer field with the one message the former checks gave for any wrong value. */
+/** An integer field with one message for any wrong value (missing, not a number, fractional, too small). */
 export const integerInput = (message: string, min?: number) => {
   const int = z.number({ error: message }).int({ error: message });
   return min === undefined ? int : int.min(min, { error: message });
@@ -64,7 +66,7 @@ export function assertVisible(actor: Actor, tenantId: string, err: AppError): vo
 }
 
 /**
- * A person's status change is audited in ops.audit_log, which ops owns (issue #18): through ops' audit
+ * A person's status change is audited in ops.audit_log, which ops owns: through ops' audit
  * command, in the command's transaction.
  */
 export const writeAudit = (tx: Tx, e: Parameters<typeof recordAudit>[1]): Promise<void> => recordAudit(tx, e);
@@ -72,10 +74,27 @@ export const writeAudit = (tx: Tx, e: Parameters<typeof recordAudit>[1]): Promis
 /**
  * The object a command acts on, locked (FOR UPDATE). A missing object, one of another tenant than
  * `expectedTenantId` (when the command knows it), or one the actor may not see is the same NOT_FOUND.
+ * The tenant is decided before the lock and is part of the locking statement, so another tenant's row is
+ * never locked nor waited for: its answer and its timing are those of a random id.
  */
 export async function lockVisiblePropertyObject(tx: Tx, actor: Actor, propertyObjectId: string, expectedTenantId?: string) {
-  const object = await lockPropertyObject(tx, propertyObjectId);
-  if (!object || (expectedTenantId !== undefined && object.tenantId !== expectedTenantId)) throw notFound('PROPERTY_OBJECT', propertyObjectId);
+  const scope = tenantScope(actor);
+  if (scope !== null && expectedTenantId !== undefined && scope !== expectedTenantId) throw notFound('PROPERTY_OBJECT', propertyObjectId);
+  const object = await lockPropertyObject(tx, propertyObjectId, expectedTenantId ?? scope ?? undefined);
+  if (!object) throw notFound('PROPERTY_OBJECT', propertyObjectId);
   assertVisible(actor, object.tenantId, notFound('PROPERTY_OBJECT', propertyObjectId));
   return object;
+}
+
+/**
+ * The tenant of a project the actor may see, read WITHOUT a lock — the check a command makes before it
+ * locks anything by the project's id (its objects, its row). A missing project and another tenant's are
+ * the same NOT_FOUND.
+ */
+export async function visibleProjectTenant(tx: Tx, actor: Actor, projectId: string): Promise<string> {
+  const scope = tenantScope(actor);
+  const [row] = await tx.select({ tenantId: projects.tenantId }).from(projects)
+    .where(scope === null ? eq(projects.id, projectId) : and(eq(projects.id, projectId), eq(projects.tenantId, scope)));
+  if (!row) throw notFound('PROJECT', projectId);
+  return row.tenantId;
 }

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR, type Actor } from '../../auth/actor';
 import type { Tx } from '../../platform/db';
 import { TOPICS } from '../../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../../testing/harness';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
 import {
   bookingOf, consumed, crmEnvelope, insertObjects, OTHER_TENANT, readObject, statusChangedEvents, TENANT,
-} from '../chessboard.fixtures';
+} from '../../../test/fixtures/chessboard.fixtures';
 import { crmPropertyObjectStatusConsumer } from '../crm-property-object-status.consumer';
 import { PROPERTY_OBJECT_ERRORS } from '../property-object';
 import {

@@ -1,4 +1,4 @@
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
@@ -6,7 +6,7 @@ import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { isHeld } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
-import { assertVisible, notFound, parseInput, type CommandContext } from './command-support';
+import { assertVisible, notFound, parseInput, visibleProjectTenant, type CommandContext } from './command-support';
 import { publishPropertyObjectDeleted } from './delete-property-object';
 
 export const deleteProjectInput = z.object({ projectId: z.string() });
@@ -21,13 +21,16 @@ export type DeleteProjectInput = z.input<typeof deleteProjectInput>;
 export async function deleteProject(tx: Tx, given: DeleteProjectInput, ctx: CommandContext) {
   const { correlationId, now: at } = ctx;
   const input = parseInput(deleteProjectInput, given);
+  // visibility first, without a lock: another tenant's project answers NOT_FOUND before any of its rows
+  // is locked (nor waited for), so neither the answer nor its timing tells it from a random id
+  const tenantId = await visibleProjectTenant(tx, ctx.actor, input.projectId);
   const objects = await tx
     .select({ id: propertyObjects.id, tenantId: propertyObjects.tenantId, projectId: propertyObjects.projectId, status: propertyObjects.status })
     .from(propertyObjects)
-    .where(eq(propertyObjects.projectId, input.projectId))
+    .where(and(eq(propertyObjects.projectId, input.projectId), eq(propertyObjects.tenantId, tenantId)))
     .orderBy(asc(propertyObjects.id))
     .for('update');
-  const [project] = await tx.select().from(projects).where(eq(projects.id, input.projectId)).for('update');
+  const [project] = await tx.select().from(projects).where(and(eq(projects.id, input.projectId), eq(projects.tenantId, tenantId))).for('update');
   if (!project) throw notFound('PROJECT', input.projectId);
   assertVisible(ctx.actor, project.tenantId, notFound('PROJECT', input.projectId));
   if (project.deletedAt !== null) return { projectId: project.id, deleted: false, deletedObjects: 0, messageId: null };

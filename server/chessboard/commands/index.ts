@@ -9,3 +9,4 @@ export { deletePropertyObject, type DeletePropertyObjectInput } from './delete-p
 export { deleteProject, type DeleteProjectInput } from './delete-project';
 export { resolveHoldMismatch, type ResolveHoldMismatchInput } from './resolve-hold-mismatch';
 export { commandContext, type CommandContext } from './command-support';
+export { publishPropertyObjectSnapshot, SNAPSHOT_BATCH_SIZE, type SnapshotOptions, type SnapshotSummary } from './publish-property-object-snapshot';

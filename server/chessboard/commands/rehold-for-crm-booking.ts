@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
+import { storableDate } from '../../platform/date-input';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { book, PROPERTY_OBJECT_ERRORS, reserve, stateOf } from '../property-object';
@@ -15,8 +16,10 @@ const crmActiveBooking = z.object({
   propertyObjectId: z.string(),
   status: z.enum(['Reserved', 'AwaitingPayment', 'Booked']),
   version: z.number(),
-  reserveExpiresAt: z.date(),
-  bookingExpiresAt: z.date().nullable(),
+  reserveExpiresAt: storableDate(),
+  bookingExpiresAt: storableDate().nullable(),
+  /** crm's creation time (DESIGN decision 9 orders the booking's later events against other bookings by it) */
+  createdAt: storableDate().optional(),
 });
 export type CrmActiveBooking = z.infer<typeof crmActiveBooking>;
 
@@ -52,10 +55,13 @@ export async function reholdForCrmBooking(tx: Tx, given: ReholdForCrmBookingInpu
   // the booking holds the object again: its tombstone (left by the manual release) no longer applies
   await tx
     .insert(crmBookingVersions)
-    .values({ bookingId: b.id, propertyObjectId: object.id, dealId: b.dealId, appliedVersion: b.version, released: false, updatedAt: at })
+    .values({ bookingId: b.id, propertyObjectId: object.id, dealId: b.dealId, appliedVersion: b.version, released: false, bookingCreatedAt: b.createdAt ?? null, updatedAt: at })
     .onConflictDoUpdate({
       target: crmBookingVersions.bookingId,
-      set: { released: false, appliedVersion: sql`greatest(${crmBookingVersions.appliedVersion}, excluded.applied_version)`, updatedAt: at },
+      set: {
+        released: false, appliedVersion: sql`greatest(${crmBookingVersions.appliedVersion}, excluded.applied_version)`,
+        bookingCreatedAt: sql`coalesce(${crmBookingVersions.bookingCreatedAt}, excluded.booking_created_at)`, updatedAt: at,
+      },
     });
   await writeAudit(tx, {
     actor: ctx.actor, action: 'chessboard.rehold', targetType: 'PropertyObject', targetId: object.id, reason, at,

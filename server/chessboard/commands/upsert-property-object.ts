@@ -3,13 +3,13 @@ import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { TOPICS } from '../../platform/kafka/topics';
-import { writeOutbox } from '../../platform/outbox/write';
+import { writeOutbox, type OutboxEvent } from '../../platform/outbox/write';
 import { assertTransitionAllowed, createImported } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
 import { integerInput, notFound, parseInput, requiredTextInput, type CommandContext } from './command-support';
 import { requestProjectAggregatesRecalc } from '../property-object-persistence';
 
-// `number` is checked first, as before the schema: the first issue is the one reported
+// `number` is checked first: the first issue is the one reported, and a missing number is the likeliest
 export const upsertPropertyObjectInput = z.object({
   id: z.string(),
   tenantId: z.string(),
@@ -28,8 +28,12 @@ export type UpsertPropertyObjectInput = z.input<typeof upsertPropertyObjectInput
 
 type ObjectRow = typeof propertyObjects.$inferSelect;
 
-export async function publishPropertyObjectUpserted(tx: Tx, o: ObjectRow, correlationId: string): Promise<string> {
-  return writeOutbox(tx, 'chessboard', {
+/**
+ * The pin.chessboard.property-object-upserted.v1 event of a row as it is: the object's whole state at its
+ * version (an update's event, and each object's event in a snapshot).
+ */
+export function propertyObjectUpsertedEvent(o: ObjectRow, correlationId: string): OutboxEvent<typeof TOPICS.propertyObjectUpserted> {
+  return {
     topic: TOPICS.propertyObjectUpserted,
     aggregateType: 'PropertyObject',
     aggregateId: o.id,
@@ -41,7 +45,11 @@ export async function publishPropertyObjectUpserted(tx: Tx, o: ObjectRow, correl
       floor: o.floor, section: o.section, rooms: o.rooms, area: o.area, price: o.price, status: o.status,
       version: o.version, updatedAt: o.updatedAt.toISOString(),
     },
-  });
+  };
+}
+
+export async function publishPropertyObjectUpserted(tx: Tx, o: ObjectRow, correlationId: string): Promise<string> {
+  return writeOutbox(tx, 'chessboard', propertyObjectUpsertedEvent(o, correlationId));
 }
 
 /**

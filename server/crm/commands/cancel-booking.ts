@@ -18,7 +18,7 @@ export type CancelBookingInput = z.infer<typeof cancelBookingInput>;
 /**
  * Reserved/AwaitingPayment/Booked → Cancelled (cancel-booking; INV-BKG-8: terminal is immutable).
  * Compensation: booking-cancelled → chessboard releases the object; the deal goes back to Application.
- * An agent cancels only the bookings it created.
+ * An agent or an investor cancels only the bookings it created.
  */
 export async function cancelBookingCommand(
   tx: Tx,
@@ -29,8 +29,8 @@ export async function cancelBookingCommand(
 ): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, command, input, async () => {
     const { booking, deal } = await lockBookingWithDeal(tx, ctx, input.bookingId, input.expectedVersion);
-    if (ctx.actor.role === 'agent' && booking.createdBy !== ctx.actor.userId) {
-      throw crmError('CRM_BOOKING_NOT_OWNER', 'An agent may cancel only the bookings it created', { bookingId: booking.id });
+    if ((ctx.actor.role === 'agent' || ctx.actor.role === 'investor') && booking.createdBy !== ctx.actor.userId) {
+      throw crmError('CRM_BOOKING_NOT_OWNER', 'An agent or an investor may cancel only the bookings it created', { bookingId: booking.id });
     }
     const transition = cancelBooking(booking, input.reason, ctx.now);
     await saveBooking(tx, transition);

@@ -71,7 +71,7 @@ function assertBookable(view: Awaited<ReturnType<typeof selectObjectView>>[numbe
 export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ctx: CommandContext): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.create', input, async () => {
     // The three reads need only the input, so they are sent together (one round trip). PostgreSQL runs
-    // them in order: the program and the object are read once the deal's lock is held, as before; their
+    // them in order: the program and the object are read once the deal's lock is held; their
     // checks run in the same order (deal, program, object), so the same error wins.
     const [dealRows, programRows, viewRows] = await Promise.all([
       selectDealForUpdate(tx, ctx, input.dealId),
@@ -81,7 +81,7 @@ export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ct
     const deal = dealLocked(dealRows, ctx, input.dealId);
     const program = programInTenant(programRows[0], input.programId, deal.tenantId);
     assertBookable(viewRows[0], input.propertyObjectId, deal.tenantId);
-    if (input.requisites) await assertRequisitesUsable(tx, deal.tenantId, input.requisites);
+    if (input.requisites) await assertRequisitesUsable(tx, ctx.actor, deal.tenantId, input.requisites);
     const transition = createBooking({
       id: randomUUID(),
       deal,
@@ -103,7 +103,7 @@ export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ct
       await Promise.all([
         insertBooking(tx, booking).then(() => undefined),
         dealChange ? saveDealStatus(tx, deal.id, dealChange, ctx.now) : undefined,
-        writeOutbox(tx, 'crm', { ...bookingCreatedEvent(booking, ctx, deal.agentId), messageId }),
+        writeOutbox(tx, 'crm', { ...bookingCreatedEvent(booking, ctx, deal.agentId, deal.investorId), messageId }),
         writeTimeline(tx, ctx, transition, [messageId]),
       ]);
     } catch (e) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import type { Actor } from '../../auth/actor';
 import type { Tx } from '../../platform/db';
-import { checkRequisiteReference } from '../../profile/module-api';
+import { checkRequisiteReference } from '../ports';
 import { crmError } from '../errors';
 
 /** Input building blocks of the crm commands (strict objects, bounded strings, uuids). */
@@ -24,11 +25,13 @@ export const requisitesInput = z.strictObject({
 });
 
 /**
- * The set must exist in the booking's tenant with its fields (asked of profile's module API, which takes
- * the set FOR SHARE until this transaction ends: an erasure cannot slip in). Ids only in the error.
+ * The set must exist in the booking's tenant with its fields, and be one the actor may use (its creator,
+ * the tenant's managers: profile's rule, the one reveal applies) — asked of profile's module API (through crm's port, ports.ts), which
+ * takes the set FOR SHARE until this transaction ends: an erasure cannot slip in. A set the actor may not
+ * use answers exactly like an unknown one. Ids only in the error.
  */
-export async function assertRequisitesUsable(tx: Tx, tenantId: string, requisites: z.infer<typeof requisitesInput>): Promise<void> {
-  const verdict = await checkRequisiteReference(tx, { tenantId, setId: requisites.setId, version: requisites.version });
+export async function assertRequisitesUsable(tx: Tx, actor: Actor, tenantId: string, requisites: z.infer<typeof requisitesInput>): Promise<void> {
+  const verdict = await checkRequisiteReference(tx, actor, { tenantId, setId: requisites.setId, version: requisites.version });
   if (verdict === 'not-found') {
     throw crmError('CRM_BOOKING_REQUISITE_SET_NOT_FOUND', 'No such requisite set (or version) in this tenant', { requisiteSetId: requisites.setId, version: requisites.version });
   }

@@ -46,10 +46,16 @@ const bookingForUpdate = {
   anyTenant: preparedQuery('crm_booking_for_update', (db) => db.select().from(bookings).where(eq(bookings.id, sql.placeholder('id'))).for('update')),
   inTenant: preparedQuery('crm_booking_for_update_in_tenant', (db) => db.select().from(bookings)
     .where(and(eq(bookings.id, sql.placeholder('id')), eq(bookings.tenantId, sql.placeholder('tenantId')))).for('update')),
+  // an investor: the booking of one of its deals (the deal's investor_id, not the booking's tenant)
+  ofInvestor: preparedQuery('crm_booking_for_update_of_investor', (db) => db.select().from(bookings)
+    .where(and(eq(bookings.id, sql.placeholder('id')),
+      sql`${bookings.dealId} IN (SELECT ${deals.id} FROM ${deals} WHERE ${deals.investorId} = ${sql.placeholder('investorId')})`)).for('update')),
 };
 const selectBookingForUpdate = (tx: Tx, ctx: CommandContext, bookingId: string) => {
   const scope = crmTenantScope(ctx.actor);
-  return 'all' in scope ? bookingForUpdate.anyTenant(tx, { id: bookingId }) : bookingForUpdate.inTenant(tx, { id: bookingId, tenantId: scope.tenantId });
+  if ('all' in scope) return bookingForUpdate.anyTenant(tx, { id: bookingId });
+  if ('investorId' in scope) return bookingForUpdate.ofInvestor(tx, { id: bookingId, investorId: scope.investorId });
+  return bookingForUpdate.inTenant(tx, { id: bookingId, tenantId: scope.tenantId });
 };
 
 function bookingLocked(rows: BookingRecord[], ctx: CommandContext, bookingId: string, expectedVersion: number | undefined): BookingRecord {
@@ -102,11 +108,18 @@ const dealForUpdate = {
   anyTenant: preparedQuery('crm_deal_for_update', (db) => db.select().from(deals).where(eq(deals.id, sql.placeholder('id'))).for('update')),
   inTenant: preparedQuery('crm_deal_for_update_in_tenant', (db) => db.select().from(deals)
     .where(and(eq(deals.id, sql.placeholder('id')), eq(deals.tenantId, sql.placeholder('tenantId')))).for('update')),
+  ofInvestor: preparedQuery('crm_deal_for_update_of_investor', (db) => db.select().from(deals)
+    .where(and(eq(deals.id, sql.placeholder('id')), eq(deals.investorId, sql.placeholder('investorId')))).for('update')),
 };
-/** The deal's row, locked FOR UPDATE, in the actor's tenant scope (no check: see dealLocked). */
+/**
+ * The deal's row, locked FOR UPDATE, in the actor's scope (no check: see dealLocked). Another
+ * investor's deal is not selected, so it is never locked and answers like a random id.
+ */
 export const selectDealForUpdate = (tx: Tx, ctx: CommandContext, dealId: string) => {
   const scope = crmTenantScope(ctx.actor);
-  return 'all' in scope ? dealForUpdate.anyTenant(tx, { id: dealId }) : dealForUpdate.inTenant(tx, { id: dealId, tenantId: scope.tenantId });
+  if ('all' in scope) return dealForUpdate.anyTenant(tx, { id: dealId });
+  if ('investorId' in scope) return dealForUpdate.ofInvestor(tx, { id: dealId, investorId: scope.investorId });
+  return dealForUpdate.inTenant(tx, { id: dealId, tenantId: scope.tenantId });
 };
 
 /** The locked deal of selectDealForUpdate's rows, or CRM_DEAL_NOT_FOUND; the clock is taken under the lock. */
@@ -128,6 +141,7 @@ const programColumns = {
   isPaid: bookingPrograms.isPaid,
   reserveDurationMinutes: bookingPrograms.reserveDurationMinutes,
   bookingDurationHours: bookingPrograms.bookingDurationHours,
+  maxExtensions: bookingPrograms.maxExtensions,
 };
 type ProgramRow = ProgramTerms & { tenantId: string };
 
@@ -145,5 +159,8 @@ const programOfBooking = preparedQuery('crm_program_of_booking', (db) => db.sele
 /** The program's terms if it is the tenant's; a foreign program is not found, like a missing one. */
 export function programInTenant(row: ProgramRow | undefined, programId: string, tenantId: string): ProgramTerms {
   if (!row || row.tenantId !== tenantId) throw crmError('CRM_PROGRAM_NOT_FOUND', 'No such booking program', { programId });
-  return { id: row.id, isPaid: row.isPaid, reserveDurationMinutes: row.reserveDurationMinutes, bookingDurationHours: row.bookingDurationHours };
+  return {
+    id: row.id, isPaid: row.isPaid, reserveDurationMinutes: row.reserveDurationMinutes, bookingDurationHours: row.bookingDurationHours,
+    maxExtensions: row.maxExtensions,
+  };
 }

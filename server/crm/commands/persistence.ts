@@ -12,7 +12,7 @@ import type { DealChange } from '../deal';
 // each, pipelined with the statements sent beside them; no drizzle query building per call.
 const updateBooking = preparedWrite('crm_booking_save', bookings,
   ['status', 'paymentStatus', 'reserveExpiresAt', 'bookingExpiresAt', 'bookedAt', 'contractDocument', 'receiptDocument', 'requisiteSetId',
-    'requisiteSetVersion', 'closedReason', 'closedAt', 'version', 'updatedAt'],
+    'requisiteSetVersion', 'closedReason', 'closedAt', 'extensionCount', 'version', 'updatedAt'],
   (db, values) => db.update(bookings).set(values)
     .where(and(eq(bookings.id, sql.placeholder('whereId')), eq(bookings.version, sql.placeholder('whereVersion'))))
     .returning({ id: bookings.id }));

@@ -44,7 +44,7 @@ export interface RepublishedBookingEvent {
 }
 
 /**
- * Re-publish a booking's current state (ops' reconciliation repair "republish", issue #18: crm.outbox is
+ * Re-publish a booking's current state (ops' reconciliation repair "republish"; crm.outbox is
  * crm's): a new crm.outbox row repeating the booking's current-state event with the same bookingVersion
  * (the relay publishes it; consumers dedupe by version). The booking is not changed. null when the
  * booking does not exist or is outside the actor's tenant scope (the caller answers "not found").

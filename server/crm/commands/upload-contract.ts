@@ -17,7 +17,7 @@ export type UploadContractInput = z.infer<typeof uploadContractInput>;
 /** Reserved → AwaitingPayment (paid program). Internal: a timeline row, no integration event (saga table). */
 export async function uploadContractCommand(tx: Tx, input: UploadContractInput, ctx: CommandContext): Promise<BookingRecord> {
   return runDocumentStep(tx, ctx, 'booking.uploadContract', input, async (booking) => {
-    if (input.requisites) await assertRequisitesUsable(tx, booking.tenantId, input.requisites);
+    if (input.requisites) await assertRequisitesUsable(tx, ctx.actor, booking.tenantId, input.requisites);
     return uploadContract(booking, input.document, ctx.now, input.requisites);
   });
 }

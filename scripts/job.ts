@@ -1,4 +1,4 @@
-import { createJobs } from '../server/jobs';
+import { createJobs } from '../server/main/jobs';
 import { createDatabase } from '../server/platform/db';
 import { loadEnv } from '../server/platform/env';
 import { createLogger } from '../server/platform/logger';
@@ -22,7 +22,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const env = loadEnv();
-  const logger = createLogger('job-cli', { level: env.LOG_LEVEL, destination: (await import('pino')).default.destination(2) });
+  const logger = createLogger('job-cli', { level: env.LOG_LEVEL, format: env.LOG_FORMAT, destination: (await import('pino')).default.destination(2) });
   const database = createDatabase(env.DATABASE_URL, { max: 5, applicationName: `pin-job-${name}` });
   const job = createJobs()[name as JobName];
   const signal = new AbortController();

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually } from '../server/testing/saga-harness';
-import { allTopicNames, CONSUMER_GROUPS, formatTopicAction, reconcileTopics, TOPICS, withPrefix } from '../server/platform/kafka/topics';
+import { eventually } from '../test/harness/saga-harness';
+import { allTopicNames, cleanupPolicyOf, COMPACTED_TOPICS, CONSUMER_GROUPS, formatTopicAction, reconcileTopics, TOPICS, withPrefix } from '../server/platform/kafka/topics';
 
 /** DESIGN.md's topics plus one dead-letter topic per consumer group (a context that adds a consumer adds one). */
 const ALL = Object.values(TOPICS).length + Object.values(CONSUMER_GROUPS).length;
@@ -74,7 +74,17 @@ describe('npm run kafka:topics', () => {
     expect(first.code, first.stderr).toBe(0);
     const wanted = allTopicNames(prefix);
     expect(wanted).toHaveLength(ALL);
-    for (const topic of wanted) expect(first.stdout).toContain(`created    ${topic} (2 partitions, replication factor 1, min.insync.replicas=1)`);
+    for (const topic of wanted) {
+      const compacted = cleanupPolicyOf(topic) === 'compact' ? ', cleanup.policy=compact' : '';
+      expect(first.stdout).toContain(`created    ${topic} (2 partitions, replication factor 1, min.insync.replicas=1${compacted})`);
+    }
+    // chessboard's state topics are compacted by key (a projection rebuilt from the beginning finds every
+    // object), the saga's steps and the DLQs keep the time-based retention
+    const policies = Object.fromEntries(await Promise.all(wanted.map(async (topic) => [topic, (await minIsrOf(topic))['cleanup.policy']] as const)));
+    expect(Object.entries(policies).filter(([, p]) => p === 'compact').map(([topic]) => topic).sort())
+      .toEqual(COMPACTED_TOPICS.map((name) => withPrefix(prefix, name)).sort());
+    expect(COMPACTED_TOPICS).toEqual(expect.arrayContaining([TOPICS.propertyObjectUpserted, TOPICS.propertyObjectStatusChanged, TOPICS.propertyObjectDeleted]));
+    expect(policies[withPrefix(prefix, TOPICS.bookingCreated)]).toBe('delete');
     expect(first.stdout).toContain(`${ALL} topics: ${ALL} created, 0 changed, 0 unchanged, 0 with problems`);
 
     const { topics } = await admin.fetchTopicMetadata({ topics: wanted });
@@ -123,6 +133,27 @@ describe('npm run kafka:topics', () => {
 
     const again = await reconcileTopics(admin, { prefix, partitions: 3, replicationFactor: 1, minInsyncReplicas: 1 });
     expect({ created: again.created, changed: again.changed, unchanged: again.unchanged, problems: again.problems }).toEqual({ created: 0, changed: 0, unchanged: ALL, problems: 0 });
+  });
+
+  it('switches a state topic made with the time-based retention to compaction, keeping its other settings', async () => {
+    const prefix = freshPrefix();
+    const upserted = withPrefix(prefix, TOPICS.propertyObjectUpserted);
+    await admin.createTopics({
+      waitForLeaders: false,
+      topics: [{ topic: upserted, numPartitions: 3, replicationFactor: 1, configEntries: [{ name: 'min.insync.replicas', value: '1' }, { name: 'retention.ms', value: '3600000' }] }],
+    });
+    await eventually(async () => (await admin.fetchTopicMetadata({ topics: [upserted] })).topics.every((t) => t.partitions.every((p) => p.leader >= 0)), 'leaders of the hand-made topic');
+    expect((await minIsrOf(upserted))['cleanup.policy']).toBe('delete');
+
+    const report = await reconcileTopics(admin, { prefix, partitions: 3, replicationFactor: 1, minInsyncReplicas: 1 });
+    expect(report.actions.map(formatTopicAction)).toContain(`config     ${upserted}: cleanup.policy delete -> compact`);
+    const config = await eventually(async () => {
+      const c = await minIsrOf(upserted);
+      return c['cleanup.policy'] === 'compact' && c;
+    }, 'cleanup.policy compact on the broker');
+    expect(config['retention.ms']).toBe('3600000');
+    const again = await reconcileTopics(admin, { prefix, partitions: 3, replicationFactor: 1, minInsyncReplicas: 1 });
+    expect(again.changed).toBe(0);
   });
 
   it('reports a replication factor it cannot change as a problem and leaves the topic as it is', async () => {
@@ -176,7 +207,7 @@ describe('start-up topic check', () => {
 
   it('the worker exits 1 with one line naming every missing topic and `npm run kafka:topics`', async () => {
     const prefix = freshPrefix();
-    const run = await runTsx('server/worker.ts', processEnv(prefix));
+    const run = await runTsx('server/main/worker.ts', processEnv(prefix));
     expect(run.code).toBe(1);
     expect(nonEmptyLines(run.stdout)).toEqual([]);
     const lines = nonEmptyLines(run.stderr);
@@ -190,7 +221,7 @@ describe('start-up topic check', () => {
     expect((await topicsCommand(prefix)).code).toBe(0);
     const dlq = withPrefix(prefix, 'catalog.card-projection.dlq');
     await admin.deleteTopics({ topics: [dlq] });
-    const run = await runTsx('server/worker.ts', processEnv(prefix));
+    const run = await runTsx('server/main/worker.ts', processEnv(prefix));
     expect(run.code).toBe(1);
     expect(nonEmptyLines(run.stderr)).toEqual([
       `Kafka topic missing: ${dlq} — create it with \`npm run kafka:topics\` (same KAFKA_BROKERS and KAFKA_TOPIC_PREFIX)`,
@@ -202,7 +233,7 @@ describe('start-up topic check', () => {
     expect((await topicsCommand(prefix)).code).toBe(0);
     const status = withPrefix(prefix, TOPICS.propertyObjectStatusChanged);
     await admin.deleteTopics({ topics: [status] });
-    const run = await runTsx('scripts/testing/web-register.ts', { ...processEnv(prefix), NEXT_RUNTIME: 'nodejs' });
+    const run = await runTsx('test/harness/web-register.ts', { ...processEnv(prefix), NEXT_RUNTIME: 'nodejs' });
     expect(run.code).toBe(1);
     expect(nonEmptyLines(run.stdout)).toEqual([]);
     expect(nonEmptyLines(run.stderr)).toEqual([
@@ -213,7 +244,7 @@ describe('start-up topic check', () => {
   it('with every topic in place the web start-up hook goes on', async () => {
     const prefix = freshPrefix();
     expect((await topicsCommand(prefix)).code).toBe(0);
-    const run = await runTsx('scripts/testing/web-register.ts', { ...processEnv(prefix), NEXT_RUNTIME: 'nodejs' });
+    const run = await runTsx('test/harness/web-register.ts', { ...processEnv(prefix), NEXT_RUNTIME: 'nodejs' });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe('registered');
   });

@@ -62,4 +62,6 @@ export const USERS = [
   { email: 'pin-manager@pin.local', name: 'Менеджер ПИН', role: 'pin_manager', tenant: null },
   { email: 'ops@pin.local', name: 'Дежурный ops', role: 'ops', tenant: null },
   { email: 'viewer@pin.local', name: 'Наблюдатель', role: 'viewer', tenant: 'A' },
+  // no tenant: an investor's deals are with several developers (crm.deals.investor_id)
+  { email: 'investor@pin.local', name: 'Инвестор Смирнов', role: 'investor', tenant: null },
 ] as const;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../server/testing/harness';
+import { createTestContext, type TestContext } from '../test/harness/harness';
 import { seed } from './seed';
 
 let t: TestContext;
@@ -41,6 +41,11 @@ describe('demo seed', () => {
           (b.status = 'Booked' AND o.status = 'Booked' AND o.booked_until = b.booking_expires_at) OR
           (b.status <> 'Booked' AND o.status = 'Reserved' AND o.reserved_until = b.reserve_expires_at)))`;
     expect(inconsistent).toEqual([]);
+    // crm's projection has every booked object's floor and room count (the reports' floor and room split)
+    const [layout] = await s`SELECT count(*)::int AS n FROM crm.bookings b JOIN crm.property_objects c ON c.id = b.property_object_id
+      JOIN chessboard.property_objects o ON o.id = b.property_object_id
+      WHERE c.floor IS DISTINCT FROM o.floor OR c.rooms IS DISTINCT FROM o.rooms`;
+    expect(layout.n).toBe(0);
     const [paid] = await s`SELECT count(*)::int AS n FROM crm.bookings WHERE status = 'AwaitingPayment' AND payment_status = 'ReceiptUploaded'`;
     expect(paid.n).toBeGreaterThan(0);
 
@@ -62,7 +67,17 @@ describe('demo seed', () => {
     expect(catalog.ranking_rules).toBeGreaterThan(0);
     expect(catalog.users).toBeGreaterThanOrEqual(5);
     const roles = (await s`SELECT DISTINCT role FROM auth.users`).map((r) => r.role).sort();
-    expect(roles).toEqual(['agent', 'developer_manager', 'ops', 'pin_manager', 'viewer']);
+    expect(roles).toEqual(['agent', 'developer_manager', 'investor', 'ops', 'pin_manager', 'viewer']);
+    // the investor's deals are with both developers; every seeded paid booking has its one accrual, made by rewards' consumer
+    const [investor] = await s`SELECT count(DISTINCT d.tenant_id)::int AS developers, count(*)::int AS deals FROM crm.deals d
+      JOIN auth.users u ON u.id = d.investor_id WHERE u.email = 'investor@pin.local'`;
+    expect(investor.developers).toBe(2);
+    const unrewarded = await s`SELECT b.id FROM crm.bookings b LEFT JOIN rewards.accruals a ON a.booking_id = b.id
+      WHERE b.payment_status = 'Paid' AND (a.booking_id IS NULL OR a.status <> 'accrued' OR a.amount <= 0 OR a.agent_id <> b.created_by)`;
+    expect(unrewarded).toEqual([]);
+    const [accrualCount] = await s`SELECT count(*)::int AS n FROM rewards.accruals`;
+    const [paidCount] = await s`SELECT count(*)::int AS n FROM crm.bookings WHERE payment_status = 'Paid'`;
+    expect(accrualCount.n).toBe(paidCount.n);
 
     // deal chats (issue 20): made by the messenger consumer's handler from the bookings' events — every
     // booking's deal has a chat in its tenant with its agent, and the cards its status went through

@@ -7,7 +7,7 @@ import { dealChatConsumer } from '../server/messenger/deal-chat.consumer';
 import { createDatabase } from '../server/platform/db';
 import { replayThroughConsumer } from '../server/platform/kafka/replay';
 import { createLogger } from '../server/platform/logger';
-import { seedEnv, seedNotifications } from './seed-notifications';
+import { seedEnv, seedNotifications, seedRewards } from './seed-notifications';
 import { BUILDINGS, DEMO_PASSWORD, PROJECTS, TENANTS, USERS, idFor, prng } from './seed-data';
 
 /**
@@ -103,20 +103,28 @@ export async function seed(url: string, log: (l: string) => void = console.log):
     // --- crm --------------------------------------------------------------------------------
     const programs: Row[] = [];
     for (const t of TENANTS) {
-      programs.push({ id: idFor(`program:${t.key}:free`), tenant_id: t.id, name: 'Бесплатная бронь', is_paid: false, reserve_duration_minutes: 60, booking_duration_hours: 48 });
-      programs.push({ id: idFor(`program:${t.key}:paid`), tenant_id: t.id, name: 'Платная бронь', is_paid: true, reserve_duration_minutes: 24 * 60, booking_duration_hours: 72 });
+      // the agent's reward per programme (set by the developer manager): a fixed sum for a free reserve, a share of the price for a paid one
+      programs.push({ id: idFor(`program:${t.key}:free`), tenant_id: t.id, name: 'Бесплатная бронь', is_paid: false, reserve_duration_minutes: 60, booking_duration_hours: 48, reward_kind: 'fixed', reward_value: 50_000 });
+      programs.push({ id: idFor(`program:${t.key}:paid`), tenant_id: t.id, name: 'Платная бронь', is_paid: true, reserve_duration_minutes: 24 * 60, booking_duration_hours: 72, reward_kind: 'percent', reward_value: 1.5 });
     }
     const deals: Row[] = [];
     const bookings: Row[] = [];
     const timeline: Row[] = [];
     const history: Row[] = [];
     let dealNo = 0;
-    const newDeal = (t: string, status: string, agentEmail: string | null) => {
+    const investorId = userId('investor@pin.local');
+    const newDeal = (t: string, status: string, agentEmail: string | null, investor: string | null = null) => {
       dealNo++;
       const id = idFor(`deal:${t}:${dealNo}`);
-      deals.push({ id, tenant_id: tenantId(t), title: `Сделка №${1000 + dealNo}`, agent_id: agentEmail ? userId(agentEmail) : null, status, version: 1, created_at: at(-5 * DAY), updated_at: at(-DAY) });
+      deals.push({ id, tenant_id: tenantId(t), title: `Сделка №${1000 + dealNo}`, agent_id: agentEmail ? userId(agentEmail) : null, investor_id: investor, status, version: 1, created_at: at(-5 * DAY), updated_at: at(-DAY) });
       return id;
     };
+    /** the investor's deals with each developer: a reserve, the paid booking and two open applications */
+    const INVESTOR_SCENARIOS = new Set(['reserved, free program', 'booked, paid']);
+    const rewardOf = (program: 'free' | 'paid', price: number) =>
+      (program === 'paid' ? { kind: 'percent' as const, value: 1.5, price, amount: Math.round(price * 1.5) / 100 } : { kind: 'fixed' as const, value: 50_000, price, amount: 50_000 });
+    /** booking id → what booking-paid and booking-created said beyond the booking row (the deal's agent and investor, the reward) */
+    const eventExtras = new Map<string, { agentId: string; investorId: string | null; reward: ReturnType<typeof rewardOf> }>();
     // free cells of a building, in grid order (low floors first), for the booking scenarios
     const freeCells = (bKey: string) => objects.filter((o) => o.key.startsWith(`${bKey}-`) && o.status === 'Free');
 
@@ -154,7 +162,9 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       const cells = freeCells(p.building);
       p.scenarios.forEach((s, i) => {
         const obj = cells[i * 3 + 1]; // spread over the first floors of the building
-        const dealId = newDeal(p.tenant, s.dealStatus, p.agent);
+        const investor = INVESTOR_SCENARIOS.has(s.note) && !p.scenarios.slice(0, i).some((x) => x.note === s.note) ? investorId : null;
+        const dealId = newDeal(p.tenant, s.dealStatus, p.agent, investor);
+        eventExtras.set(idFor(`booking:${p.tenant}:${i}`), { agentId: userId(p.agent), investorId: investor, reward: rewardOf(s.program, obj.price as number) });
         const bookingId = idFor(`booking:${p.tenant}:${i}`);
         const createdAt = at(s.reserveExpires - (s.program === 'paid' ? 24 * HOUR : 60 * MIN));
         const terminal = !['Reserved', 'AwaitingPayment', 'Booked'].includes(s.status);
@@ -178,9 +188,11 @@ export async function seed(url: string, log: (l: string) => void = console.log):
           const bookedAt = s.booked !== undefined ? at(s.booked) : null;
           crmEvent('pin.crm.booking-created.v1', bookingId, tid, createdAt, {
             ...base, bookingVersion: 1, programId: idFor(`program:${p.tenant}:${s.program}`), status: 'Reserved',
-            reserveExpiresAt: iso(at(s.reserveExpires)), createdAt: iso(createdAt), agentId: userId(p.agent),
+            reserveExpiresAt: iso(at(s.reserveExpires)), createdAt: iso(createdAt), agentId: userId(p.agent), investorId: investor,
           });
-          if (bookedAt && s.payment === 'Paid') crmEvent('pin.crm.booking-paid.v1', bookingId, tid, bookedAt, { ...base, bookingVersion: version, paidAt: iso(bookedAt) });
+          if (bookedAt && s.payment === 'Paid') {
+            crmEvent('pin.crm.booking-paid.v1', bookingId, tid, bookedAt, { ...base, bookingVersion: version, paidAt: iso(bookedAt), agentId: userId(p.agent), reward: rewardOf(s.program, obj.price as number) });
+          }
           if (bookedAt) crmEvent('pin.crm.booking-confirmed.v1', bookingId, tid, bookedAt, { ...base, bookingVersion: s.status === 'Booked' ? version : 2, status: 'Booked', bookedAt: iso(bookedAt), bookingExpiresAt: iso(at(s.bookingExpires!)) });
           if (s.status === 'ReserveExpired' || s.status === 'BookingExpired') {
             const phase = s.status === 'ReserveExpired' ? 'Reserve' : 'Booking';
@@ -205,7 +217,7 @@ export async function seed(url: string, log: (l: string) => void = console.log):
         obj.version = 2;
         history.push({ property_object_id: obj.id, tenant_id: obj.tenant_id, from_status: 'Free', to_status: s.object.status, status_source: 'Crm', at: createdAt, booking_id: bookingId, deal_id: dealId, reason: 'seed', version: 2 });
       });
-      for (let i = 0; i < 8; i++) newDeal(p.tenant, 'Application', p.agent);
+      for (let i = 0; i < 8; i++) newDeal(p.tenant, 'Application', p.agent, i < 2 ? investorId : null);
       for (let i = 0; i < 2; i++) newDeal(p.tenant, 'Draft', p.agent);
     }
 
@@ -268,10 +280,10 @@ export async function seed(url: string, log: (l: string) => void = console.log):
     // of the Delisted cards as tombstones — crm answers NOT_FOUND for them
     const crmObjects: Row[] = objects.map((o) => ({
       id: o.id, tenant_id: o.tenant_id, project_id: o.project_id, status: o.status, deleted: false,
-      source_version: o.version, source_changed_at: o.updated_at, deleted_at: null,
+      source_version: o.version, source_changed_at: o.updated_at, deleted_at: null, price: o.price, floor: o.floor, rooms: o.rooms,
     }));
     for (const c of objectCards.filter((c) => c.status === 'Delisted')) {
-      crmObjects.push({ id: c.id, tenant_id: c.developer_id, project_id: c.project_id, status: c.sale_status, deleted: true, source_version: c.source_version, source_changed_at: c.updated_at, deleted_at: c.updated_at });
+      crmObjects.push({ id: c.id, tenant_id: c.developer_id, project_id: c.project_id, status: c.sale_status, deleted: true, source_version: c.source_version, source_changed_at: c.updated_at, deleted_at: c.updated_at, price: c.price, floor: c.floor, rooms: c.rooms });
     }
 
     const strip = (rows: Row[]) => rows.map(({ key: _k, tenant: _t, ...r }) => r);
@@ -293,6 +305,9 @@ export async function seed(url: string, log: (l: string) => void = console.log):
       await ins('crm.deals', deals);
       await ins('crm.bookings', bookings);
       await ins('crm.booking_timeline', timeline);
+      // bookings created in the past: days the reports' rollup may already hold would miss them (the job rolls up again)
+      await tx`DELETE FROM crm.booking_daily_rollup`;
+      await tx`DELETE FROM crm.booking_rollup_days`;
       await ins('catalog.project_cards', projectCards);
       await ins('catalog.property_object_cards', objectCards);
       await ins('catalog.property_object_display_overrides', objectOverrides);
@@ -309,25 +324,15 @@ export async function seed(url: string, log: (l: string) => void = console.log):
     } finally {
       await database.close();
     }
-    // notifications of the demo deals: notifications' consumer run over the bookings' crm events (#20)
-    const notified = await seedNotifications(url, bookings);
+    // notifications of the demo deals: notifications' consumer run over the bookings' crm events
+    const notified = await seedNotifications(url, bookings, eventExtras);
     log(`[seed] notifications: ${notified} crm events applied by ${'notifications.booking-events'}`);
+    // the agents' rewards of the paid bookings: rewards' consumer run over the same events
+    const rewarded = await seedRewards(url, bookings, eventExtras);
+    log(`[seed] rewards: ${rewarded} crm events applied by ${'rewards.booking-events'}`);
     log(`[seed] ${TENANTS.length} tenants, ${projects.length} projects, ${buildings.length} buildings, ${objects.length} property objects, ${deals.length} deals, ${bookings.length} bookings, ${objectCards.length} object cards, ${outbox.length} chessboard events`);
     return { objects: objects.length, bookings: bookings.length, inserted: true };
   } finally {
     await sql.end({ timeout: 2 });
   }
-}
-
-const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);
-if (isMain) {
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    console.error('invalid configuration: DATABASE_URL is required (a postgres:// URL)');
-    process.exit(1);
-  }
-  seed(url).then(() => process.exit(0), (e) => {
-    console.error(`[seed] failed: ${e instanceof Error ? e.message : String(e)}`);
-    process.exit(1);
-  });
 }

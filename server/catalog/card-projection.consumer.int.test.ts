@@ -5,14 +5,14 @@ import { startConsumer } from '../platform/kafka/consumer-runner';
 import { TOPICS } from '../platform/kafka/topics';
 import { createOutboxRelayJob } from '../platform/outbox/outbox-relay.job';
 import { writeOutbox } from '../platform/outbox/write';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { cardProjectionConsumer } from './card-projection.consumer';
 import { applyPropertyObjectStatusChanged, applyPropertyObjectUpserted } from './card-projection';
-import { eventually } from '../testing/saga-harness';
+import { eventually } from '../../test/harness/saga-harness';
 import {
   countRows, DAY_MS, insertObjectCard, insertProjectCard, jobContext, objectCard, objectUpserted, project, projectCard,
   projectUpserted, statusChanged, TENANT,
-} from './test-fixtures';
+} from '../../test/fixtures/catalog.fixtures';
 
 let t: TestContext;
 beforeAll(async () => { t = await createTestContext({ kafka: true }); });

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../platform/errors';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import type * as Card from './card';
 import { purgeRemovableBatch } from './delisted-card-purge';
 import { createDelistedRetentionJob, DelistedRetentionRunFailed } from './delisted-retention.job';
-import { countRows, DAY_MS, insertObjectCard, insertProjectCard, jobContext, TENANT } from './test-fixtures';
+import { countRows, DAY_MS, insertObjectCard, insertProjectCard, jobContext, TENANT } from '../../test/fixtures/catalog.fixtures';
 
 /**
  * The live-card guard of the batch statement (purgeRemovableBatch): the domain rule `isRemovable` is
@@ -74,10 +74,35 @@ describe('purgeRemovableBatch: the domain rule guards what the batch statement d
     const err = await createDelistedRetentionJob({ clock: () => NOW }).run(jobContext(t, { runId })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DelistedRetentionRunFailed);
     expect((err as DelistedRetentionRunFailed).summary).toMatchObject({ DeletedPropertyObjectCards: 0, BatchesProcessed: 0, HasMore: true, StoppedBy: 'Failed' });
+    // the spec's "systematically undeletable batch" is named: its ids were selected before the guard refused it
     expect(t.logLines().find((l) => l.event === 'catalog.delisted_retention.batch_failed' && l.RunId === runId))
-      .toMatchObject({ level: 'error', phase: 'property_object', batchIndex: 1 });
+      .toMatchObject({ level: 'error', phase: 'property_object', batchIndex: 1, batchIds: [card] });
     expect(await countRows(t.database, 'catalog.property_object_cards', `id = '${card}'`)).toBe(1);
     expect(await countRows(t.database, 'catalog.project_cards', `id = '${projectId}'`)).toBe(1);
+  });
+});
+
+describe('the delisted-retention job names the ids of a batch whose DELETE statement fails', () => {
+  it('a failing DELETE rolls the batch back and the batch_failed log carries the ids selected for it', async () => {
+    const cards = [
+      await insertObjectCard(t.database, { status: 'Delisted', updatedAt: before(2 * DAY_MS) }),
+      await insertObjectCard(t.database, { status: 'Delisted', updatedAt: before(DAY_MS) }),
+    ];
+    // the statement itself fails (as a lock timeout or a constraint would), not the domain guard
+    await t.database.sql.unsafe(`CREATE FUNCTION catalog.test_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'simulated statement failure'; END $$`);
+    await t.database.sql.unsafe(`CREATE TRIGGER test_refuse_delete BEFORE DELETE ON catalog.property_object_cards FOR EACH ROW EXECUTE FUNCTION catalog.test_refuse_delete()`);
+    try {
+      const runId = randomUUID();
+      const err = await createDelistedRetentionJob({ clock: () => NOW }).run(jobContext(t, { runId })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DelistedRetentionRunFailed);
+      const failed = t.logLines().find((l) => l.event === 'catalog.delisted_retention.batch_failed' && l.RunId === runId);
+      expect(failed).toMatchObject({ level: 'error', phase: 'property_object', batchIndex: 1 });
+      expect([...(failed!.batchIds as string[])].sort()).toEqual([...cards].sort());
+      for (const card of cards) expect(await countRows(t.database, 'catalog.property_object_cards', `id = '${card}'`)).toBe(1);
+    } finally {
+      await t.database.sql.unsafe('DROP TRIGGER test_refuse_delete ON catalog.property_object_cards; DROP FUNCTION catalog.test_refuse_delete()');
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { and, lt, notExists, sql } from 'drizzle-orm';
-import { executePrepared, type DbOrTx, type Tx } from '../platform/db';
+import { type DbOrTx, type Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { isRemovable, type CardStatus } from './card';
 import {
@@ -45,51 +45,58 @@ export interface PurgedBatch {
 }
 
 /**
- * One batch of a phase as ONE statement: select up to `limit` removable cards, oldest updated_at first,
- * under row locks (FOR UPDATE SKIP LOCKED: a row locked by another run or by a restoring upsert is left
- * for later), delete their display overrides (live and soft-deleted — their target is gone), then the
- * cards. The spec's order and predicate; one round trip instead of a locking SELECT that ships the
- * batch back and two DELETEs that look the same rows up again (`npm run bench -- delisted-retention`).
+ * One batch of a phase in two statements: first select up to `limit` removable cards, oldest updated_at
+ * first, under row locks (FOR UPDATE SKIP LOCKED: a row locked by another run or by a restoring upsert is
+ * left for later) and hand their ids to `onSelected` — so that whatever fails afterwards (the DELETE
+ * itself, the guard below) the caller can still name the batch that could not be deleted, as the spec
+ * asks for a systematically undeletable batch. Then delete their display overrides (live and
+ * soft-deleted — their target is gone) and the cards by those ids. The spec's order and predicate.
+ * The ids travel as one comma-separated text each way: parsing thousands of uuid rows in postgres.js
+ * costs more than the statements.
  *
  * The guard: the domain rule (card.ts `isRemovable`) is checked on what the DELETE actually removed,
  * and if the SQL predicate ever let a live card through, the call throws and the caller's transaction
  * rolls the whole batch back — nothing live is ever removed. The deleted cards come back grouped by
- * status — per status its count and its newest updated_at, with the batch's ids as one comma-separated
- * text — and the rule is checked on each status's newest card: the rule is Status = Delisted ∧ UpdatedAt < cutoff, so a
- * status's cards are all removable exactly when its newest one is (an older card of the same status is
- * removable whenever a newer one is). Normally that is one row (Delisted) instead of 2,000 rows of id,
- * status and updated_at: parsing those rows (and 2,000 timestamps) in postgres.js cost the job more per
- * batch than the DELETEs themselves in the bench (issue #17).
+ * status — per status its count and its newest updated_at — and the rule is checked on each status's
+ * newest card: the rule is Status = Delisted ∧ UpdatedAt < cutoff, so a status's cards are all
+ * removable exactly when its newest one is.
  *
- * Runs as a named prepared statement (fixed text per phase; cutoff and limit are parameters): one
- * round trip instead of two (see platform/db.ts `executePrepared`).
+ * Both run as named prepared statements (fixed text per phase; cutoff, limit and ids are parameters).
  *
- * The overrides are found by `= ANY (ARRAY(SELECT id FROM batch))`, not `IN (SELECT id FROM batch)`: for
- * the IN form the planner expects the batch's 2,000 ids and hashes them against a scan of the WHOLE
- * overrides table (all 96,000 rows of the bench, every batch); the array is probed through the
- * overrides' index on the card id. Phase A's statement 16.5–18.1 → 9.7–10.0 ms per batch of 2,000
- * (EXPLAIN ANALYZE, bench dataset, issue #17).
+ * The overrides are found by `= ANY (…)` on an array, not `IN (SELECT …)`: for the IN form the planner
+ * expects the batch's ids and hashes them against a scan of the WHOLE overrides table; the array is
+ * probed through the overrides' index on the card id.
  */
-export async function purgeRemovableBatch(tx: Tx, input: { phase: RetentionPhase; cutoff: Date; limit: number }): Promise<PurgedBatch> {
+export async function purgeRemovableBatch(
+  tx: Tx,
+  input: { phase: RetentionPhase; cutoff: Date; limit: number },
+  onSelected: (ids: string[]) => void = () => {},
+): Promise<PurgedBatch> {
   const phase = input.phase === 'property_object'
     ? { cards: propertyObjectCards, removable: removablePropertyObjectCard(input.cutoff), overrides: propertyObjectDisplayOverrides, overridesOf: propertyObjectDisplayOverrides.propertyObjectId }
     : { cards: projectCards, removable: removableProjectCard(input.cutoff), overrides: buildingDisplayOverrides, overridesOf: buildingDisplayOverrides.projectId };
-  const statement = sql`
-    WITH batch AS (
+  const [selected] = await tx.select({ ids: sql<string | null>`string_agg(b.id::text, ',')` }).from(sql`(
       SELECT ${phase.cards.id} AS id FROM ${phase.cards}
       WHERE ${phase.removable}
       ORDER BY ${phase.cards.updatedAt}, ${phase.cards.id} LIMIT ${input.limit} FOR UPDATE SKIP LOCKED
-    ), overrides AS (
-      DELETE FROM ${phase.overrides} WHERE ${sql.identifier(phase.overridesOf.name)} = ANY (ARRAY(SELECT id FROM batch)) RETURNING 1
-    ), cards AS (
-      DELETE FROM ${phase.cards} WHERE id IN (SELECT id FROM batch) RETURNING id, status, updated_at
-    )
-    SELECT g.status, g.cards, g.newest, (SELECT string_agg(id::text, ',') FROM cards) AS ids,
-      (SELECT count(*) FROM overrides)::int AS overrides
-    FROM (SELECT status, count(*)::int AS cards, max(updated_at) AS newest FROM cards GROUP BY status) g`;
-  const groups = await executePrepared<DeletedGroup>(tx, `catalog_retention_purge_${input.phase}`, statement);
+    ) b`).prepare(`catalog_retention_select_${input.phase}`).execute();
+  const ids = selected?.ids ? selected.ids.split(',') : [];
+  onSelected(ids);
+  if (ids.length === 0) return { ids, deletedOverrides: 0 };
+  // one statement, its parts as the WITH queries of one select (drizzle's $with), run prepared: its text is fixed per phase
+  const batch = tx.$with('batch', {}).as(sql`SELECT string_to_array(${selected!.ids}::text, ',')::uuid[] AS ids`);
+  const overrides = tx.$with('overrides', {}).as(sql`
+      DELETE FROM ${phase.overrides} WHERE ${sql.identifier(phase.overridesOf.name)} = ANY ((SELECT ids FROM batch)::uuid[]) RETURNING 1`);
+  const cards = tx.$with('cards', {}).as(sql`
+      DELETE FROM ${phase.cards} WHERE id = ANY ((SELECT ids FROM batch)::uuid[]) RETURNING id, status, updated_at`);
+  const groups: DeletedGroup[] = await tx.with(batch, overrides, cards)
+    .select({
+      status: sql<CardStatus>`g.status`, cards: sql<number>`g.cards`, newest: sql<string>`g.newest`,
+      overrides: sql<number>`(SELECT count(*) FROM overrides)::int`,
+    })
+    .from(sql`(SELECT status, count(*)::int AS cards, max(updated_at) AS newest FROM cards GROUP BY status) g`)
+    .prepare(`catalog_retention_purge_${input.phase}`).execute();
   const live = groups.filter((g) => !isRemovable({ status: g.status, updatedAt: new Date(g.newest) }, input.cutoff));
-  const ids = groups.length > 0 ? groups[0].ids.split(',') : [];
   if (live.length > 0) {
     throw new AppError('CATALOG_RETENTION_LIVE_CARD_IN_BATCH', 'PRECONDITION_FAILED',
       `the removal predicate selected ${live.reduce((n, g) => n + g.cards, 0)} card(s) that are not all removable (${live.map((g) => g.status).join(', ')}); the batch is rolled back`,
@@ -100,10 +107,9 @@ export async function purgeRemovableBatch(tx: Tx, input: { phase: RetentionPhase
 
 /**
  * One row of the batch statement per status of the deleted cards: their count and newest updated_at
- * (drizzle leaves timestamptz as text); every row carries all the batch's ids (in the order the DELETE
- * returned them) and its overrides count.
+ * (drizzle leaves timestamptz as text) and the batch's overrides count.
  */
-type DeletedGroup = { status: CardStatus; cards: number; newest: string; ids: string; overrides: number };
+type DeletedGroup = { status: CardStatus; cards: number; newest: string; overrides: number };
 
 /** True if a run with this cutoff would still find work (HasMore after a limit or a stop request). */
 export async function hasRemovableCards(db: DbOrTx, cutoff: Date): Promise<boolean> {

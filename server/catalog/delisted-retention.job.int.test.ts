@@ -8,7 +8,7 @@ import { registry } from '../platform/metrics';
 import { runJobCycle } from '../platform/jobs/run-log';
 import { createContextFor } from '../trpc/context';
 import { createCallerFactory } from '../trpc/init';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { catalogRouter } from './router';
 import {
   createDelistedRetentionJob, delistedRetentionJob, DelistedRetentionRunFailed, type DelistedRetentionOptions,
@@ -18,7 +18,7 @@ import { bindCatalogMetrics } from './retention-metrics';
 import {
   countRows, DAY_MS, gate, insertObjectCard, insertProjectCard, jobContext, objectCard, objectUpserted, project, projectCard,
   projectUpserted, statusChanged, TENANT, waitForLockWaiter,
-} from './test-fixtures';
+} from '../../test/fixtures/catalog.fixtures';
 
 let t: TestContext;
 beforeAll(async () => { t = await createTestContext(); });

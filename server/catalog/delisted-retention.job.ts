@@ -149,8 +149,8 @@ async function runDelistedRetention(ctx: JobContext, opts: DelistedRetentionOpti
         let deleted: PurgedBatch | null;
         try {
           deleted = await db.transaction(async (tx) => {
-            const batch = await purgeRemovableBatch(tx, { phase, cutoff, limit: settings.batchSize });
-            batchIds = batch.ids;
+            // the ids are known before anything is deleted, so a batch that fails at any step is named in the log
+            const batch = await purgeRemovableBatch(tx, { phase, cutoff, limit: settings.batchSize }, (ids) => { batchIds = ids; });
             if (batch.ids.length === 0) return null;
             await opts.onBatchLocked?.({ phase, batchIndex, ids: batch.ids });
             return batch;

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Actor } from '../auth/actor';
 import { createContextFor } from '../trpc/context';
 import { createCallerFactory } from '../trpc/init';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { catalogRouter } from './router';
-import { DAY_MS, insertObjectCard, insertProjectCard } from './test-fixtures';
+import { DAY_MS, insertObjectCard, insertProjectCard } from '../../test/fixtures/catalog.fixtures';
 
 let t: TestContext;
 beforeAll(async () => { t = await createTestContext(); });

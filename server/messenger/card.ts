@@ -27,6 +27,8 @@ export interface Card {
   dealId: string;
   bookingId: string | null;
   agentId: string | null;
+  /** the deal's investor, named by booking-created only (null otherwise) */
+  investorId?: string | null;
   type: CardType;
   /** business key: one card per booking and type (per version for extensions) */
   key: string;
@@ -39,7 +41,7 @@ export function cardOf(topic: MessengerTopic, payload: unknown): Card {
     case TOPICS.bookingCreated: {
       const p = payload as CrmPayload<typeof TOPICS.bookingCreated>;
       return {
-        ...ids(p), agentId: p.agentId ?? null, type: 'booking-created', key: `${p.bookingId}:booking-created`,
+        ...ids(p), agentId: p.agentId ?? null, investorId: p.investorId ?? null, type: 'booking-created', key: `${p.bookingId}:booking-created`,
         data: { reserveExpiresAt: p.reserveExpiresAt, propertyObjectId: p.propertyObjectId, actions: ['confirm'] },
       };
     }

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../auth/actor';
-import { bookingOf, crmEnvelope, eventually, OTHER_TENANT, TENANT } from '../chessboard/chessboard.fixtures';
+import { bookingOf, crmEnvelope, eventually, OTHER_TENANT, TENANT } from '../../test/fixtures/chessboard.fixtures';
 import type { CrmPayload, CrmTopic } from '../contracts/crm';
 import { consumerLag } from '../ops/dashboard/kafka-admin';
 import { isAppError } from '../platform/errors';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { readTopics, startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { readTopics, startBrokerPipeline, type BrokerPipeline } from '../../test/harness/kafka';
 import { postMessageCommand } from './commands/post-message';
 import { dealChatConsumer } from './deal-chat.consumer';
 import { MESSENGER_ERRORS } from './errors';
@@ -163,5 +163,16 @@ describe('messenger.deal-chat through Kafka', () => {
     expect(older.olderCursor).toBeNull();
     // pin_manager sees every tenant's chat
     expect((await chatOf(db, actor('pin_manager', null), { dealId: b.dealId })).entries).toHaveLength(4);
+  }, 90_000);
+  it('the deal\'s investor (named by booking-created) reads its deal\'s chat, whatever the developer; another investor gets NOT_FOUND and neither posts', async () => {
+    const investorId = randomUUID();
+    const b = bookingOf(randomUUID());
+    await processed(await publishCrm(TOPICS.bookingCreated, { ...b.created(new Date(Date.now() + 3600_000)), agentId: randomUUID(), investorId }));
+    const db = t.database.db;
+    const code = async (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (isAppError(e) ? `${e.kind}:${e.code}` : String(e)));
+    const chat = await chatOf(db, actor('investor', null, investorId), { dealId: b.dealId });
+    expect([chat.entries.map((e) => e.cardType), chat.canPost]).toEqual([['booking-created'], false]);
+    expect(await code(chatOf(db, actor('investor', null), { dealId: b.dealId }))).toBe(`NOT_FOUND:${MESSENGER_ERRORS.CHAT_NOT_FOUND}`);
+    expect(await code(db.transaction((tx) => postMessageCommand(tx, actor('investor', null, investorId), { dealId: b.dealId, text: 'hi' })))).toBe(`FORBIDDEN:${MESSENGER_ERRORS.FORBIDDEN}`);
   }, 90_000);
 });

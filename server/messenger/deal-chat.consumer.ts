@@ -16,7 +16,7 @@ import { dealChats, messages } from './schema';
  * истекло, подтвердите бронь», «подтвердите/продлите»; and a short card for the other transitions).
  * The runner owns the inbox (MessageId), the transaction and the offset; the card's business key
  * (one per booking and type) makes a re-published event a no-op too. The chat is opened by the first
- * event of its deal; everything it knows (tenant, agent) comes from the events, never from crm's tables.
+ * event of its deal; everything it knows (tenant, agent, investor) comes from the events, never from crm's tables.
  */
 export async function handleDealChatEvent(tx: Tx, message: ConsumedMessage, _ctx: { logger: Logger }): Promise<HandlerOutcome> {
   const { envelope } = message;
@@ -29,10 +29,11 @@ export async function handleDealChatEvent(tx: Tx, message: ConsumedMessage, _ctx
 
   // the chat of the deal: opened by its first event; a deal belongs to one tenant for ever
   const [chat] = await tx.execute<{ tenant_id: string }>(sql`
-    INSERT INTO ${dealChats} (deal_id, tenant_id, agent_id, created_at, last_message_at)
-    VALUES (${card.dealId}, ${card.tenantId}, ${card.agentId}, ${occurredAt.toISOString()}, ${occurredAt.toISOString()})
+    INSERT INTO ${dealChats} (deal_id, tenant_id, agent_id, investor_id, created_at, last_message_at)
+    VALUES (${card.dealId}, ${card.tenantId}, ${card.agentId}, ${card.investorId ?? null}, ${occurredAt.toISOString()}, ${occurredAt.toISOString()})
     ON CONFLICT (deal_id) DO UPDATE SET
       agent_id = COALESCE(EXCLUDED.agent_id, ${dealChats.agentId}),
+      investor_id = COALESCE(EXCLUDED.investor_id, ${dealChats.investorId}),
       last_message_at = GREATEST(${dealChats.lastMessageAt}, EXCLUDED.last_message_at)
     WHERE ${dealChats.tenantId} = EXCLUDED.tenant_id
     RETURNING tenant_id`);

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../platform/db';
 import { messengerInbox } from './schema';
 
 /**
- * Inbox replay (issue #18: messenger.inbox is messenger's): forget that a consumer of messenger rejected a message,
+ * Inbox replay (messenger.inbox is messenger's): forget that a consumer of messenger rejected a message,
  * so a copy requeued from the DLQ is applied instead of being dropped as a duplicate. Only a
  * 'rejected' row is removed — an applied message stays deduplicated. Ops' DLQ requeue calls it.
  */

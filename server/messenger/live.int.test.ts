@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../chessboard/chessboard.fixtures';
+import { eventually } from '../../test/fixtures/chessboard.fixtures';
 import { ensureLiveListener, openLiveStream, type LiveEvent } from '../chessboard/live-feed';
-import { actor, callerFor } from '../crm/crm-test-fixtures';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { actor, callerFor } from '../../test/fixtures/crm.fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { dealChats } from './schema';
 
 let t: TestContext;

@@ -52,10 +52,12 @@ export function mayPost(actor: Actor, chat: { agentId: string | null }): boolean
   return actor.role === 'agent' && chat.agentId !== null && chat.agentId === actor.userId;
 }
 
-/** The chat of a deal in the actor's tenant scope, or null (a foreign tenant's chat looks missing). */
+/** The chat of a deal in the actor's tenant scope, or null (a foreign tenant's or another investor's chat looks missing). */
 export async function loadChat(db: DbOrTx, actor: Actor, dealId: string) {
-  const scope = tenantScope(actor);
-  const where: SQL | undefined = and(eq(dealChats.dealId, dealId), scope === null ? undefined : eq(dealChats.tenantId, scope));
+  // an investor reads the chats of its own deals (as booking-created named it), whatever the developer
+  const scope = actor.role === 'investor' ? null : tenantScope(actor);
+  const where: SQL | undefined = and(eq(dealChats.dealId, dealId), scope === null ? undefined : eq(dealChats.tenantId, scope),
+    actor.role === 'investor' ? eq(dealChats.investorId, actor.userId) : undefined);
   const [chat] = await db.select().from(dealChats).where(where);
   return chat ?? null;
 }

@@ -20,6 +20,8 @@ export const dealChats = messenger.table('deal_chats', {
   tenantId: uuid('tenant_id').notNull(),
   /** the deal's agent as the booking-created event names it (null until an event names it) */
   agentId: uuid('agent_id'),
+  /** the deal's investor as booking-created names it (null if none): a participant who reads the chat */
+  investorId: uuid('investor_id'),
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   lastMessageAt: timestamp('last_message_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
 }, (t) => [index('ix_deal_chats_tenant').on(t.tenantId, t.lastMessageAt)]);

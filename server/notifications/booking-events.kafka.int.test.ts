@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
 import { writeOutbox } from '../platform/outbox/write';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { readTopics, startBrokerPipeline, type BrokerPipeline } from '../testing/kafka';
-import { eventually } from '../testing/saga-harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { readTopics, startBrokerPipeline, type BrokerPipeline } from '../../test/harness/kafka';
+import { eventually } from '../../test/harness/saga-harness';
 import { notificationsBookingEventsConsumer } from './booking-events.consumer';
 
 /** notifications' consumer through the real broker: crm outbox → relay → Kafka → startConsumer → notifications. */

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
+import { SYSTEM_ACTOR } from '../auth/actor';
+import { objectLabels } from '../chessboard/queries';
 import type { CrmPayload } from '../contracts/crm';
+import { bookingTransitionActor, dealTitles } from '../crm/queries';
 import type { AnyEnvelope } from '../contracts/envelope';
 import type { Tx } from '../platform/db';
 import { TOPICS } from '../platform/kafka/topics';
@@ -24,6 +27,8 @@ export interface BookingNotice {
   propertyObjectId: string | null;
   bookingVersion: number | null;
   createdBy: string | null;
+  /** the deal's investor (booking-created names it; later events rely on the remembered one) */
+  investorId?: string | null;
   data: Record<string, unknown>;
   /** the hold after this event: a deadline (Reserve/Booking), ended, or untouched (null) */
   hold: { phase: 'Reserve' | 'Booking'; deadline: string } | { ended: true } | null;
@@ -38,7 +43,7 @@ export function toNotice(topic: NotificationTopic, payload: unknown): BookingNot
   switch (topic) {
     case TOPICS.bookingCreated: {
       const p = payload as CrmPayload<typeof TOPICS.bookingCreated>;
-      return { type: 'BookingCreated', ...booking(p), data: { status: p.status, reserveExpiresAt: p.reserveExpiresAt }, hold: { phase: 'Reserve', deadline: p.reserveExpiresAt } };
+      return { type: 'BookingCreated', ...booking(p), investorId: p.investorId ?? null, data: { status: p.status, reserveExpiresAt: p.reserveExpiresAt }, hold: { phase: 'Reserve', deadline: p.reserveExpiresAt } };
     }
     case TOPICS.bookingConfirmed: {
       const p = payload as CrmPayload<typeof TOPICS.bookingConfirmed>;
@@ -77,11 +82,13 @@ export function toNotice(topic: NotificationTopic, payload: unknown): BookingNot
 export interface Recipient { recipient: string; recipientUserId: string | null; audienceRole: 'developer_manager' | null }
 
 /**
- * The participants of the deal a booking event concerns: the booking's creator (the agent, named by
- * the event or remembered from an earlier one) and the tenant's developer managers (an audience).
+ * The participants of the deal a booking event concerns: the booking's creator (the agent or the
+ * investor, named by the event or remembered from an earlier one), the deal's investor when someone
+ * else booked for it, and the tenant's developer managers (an audience).
  */
-export function recipientsOf(createdBy: string | null): Recipient[] {
+export function recipientsOf(createdBy: string | null, investorId: string | null = null): Recipient[] {
   const list: Recipient[] = [{ recipient: 'role:developer_manager', recipientUserId: null, audienceRole: 'developer_manager' }];
+  if (investorId && investorId !== createdBy) list.unshift({ recipient: `user:${investorId}`, recipientUserId: investorId, audienceRole: null });
   if (createdBy) list.unshift({ recipient: `user:${createdBy}`, recipientUserId: createdBy, audienceRole: null });
   return list;
 }
@@ -94,7 +101,7 @@ async function applyHold(tx: Tx, n: BookingNotice): Promise<void> {
   const deadline = n.hold && 'deadline' in n.hold ? new Date(n.hold.deadline) : null;
   const moves = n.hold !== null;
   await tx.insert(holdDeadlines).values({
-    bookingId: n.bookingId, tenantId: n.tenantId, dealId: n.dealId, propertyObjectId: n.propertyObjectId, createdBy: n.createdBy,
+    bookingId: n.bookingId, tenantId: n.tenantId, dealId: n.dealId, propertyObjectId: n.propertyObjectId, createdBy: n.createdBy, investorId: n.investorId ?? null,
     // a paid event seen first knows no deadline yet: a row of version 0 only remembers the creator
     phase, deadline, version: moves ? n.bookingVersion : 0, ended,
   }).onConflictDoUpdate({
@@ -102,14 +109,36 @@ async function applyHold(tx: Tx, n: BookingNotice): Promise<void> {
     set: moves
       ? {
         createdBy: sql`coalesce(${holdDeadlines.createdBy}, excluded.created_by)`,
+        investorId: sql`coalesce(${holdDeadlines.investorId}, excluded.investor_id)`,
         phase: sql`CASE WHEN ${holdDeadlines.version} < excluded.version AND NOT ${holdDeadlines.ended} THEN excluded.phase ELSE ${holdDeadlines.phase} END`,
         deadline: sql`CASE WHEN ${holdDeadlines.version} < excluded.version AND NOT ${holdDeadlines.ended} THEN excluded.deadline ELSE ${holdDeadlines.deadline} END`,
         ended: sql`${holdDeadlines.ended} OR excluded.ended`,
         version: sql`greatest(${holdDeadlines.version}, excluded.version)`,
         updatedAt: sql`now()`,
       }
-      : { createdBy: sql`coalesce(${holdDeadlines.createdBy}, excluded.created_by)` },
+      : { createdBy: sql`coalesce(${holdDeadlines.createdBy}, excluded.created_by)`, investorId: sql`coalesce(${holdDeadlines.investorId}, excluded.investor_id)` },
   });
+}
+
+/**
+ * What a reader recognises a notice by — the flat's number, the deal's title and who acted — read when
+ * the notice is made (the events carry ids only) from the owners' read modules in the tenant; a label
+ * the owner does not have (yet) is left out and the bell falls back to what it has.
+ */
+export async function describeBooking(tx: Tx, n: { tenantId: string; dealId: string; bookingId: string | null; propertyObjectId: string | null; bookingVersion: number | null }): Promise<Record<string, unknown>> {
+  // the ids come from an event whose payload tenant matched its envelope's, and crm books only its own
+  // tenant's objects: read by id, as the system
+  const [labels, titles, actor] = await Promise.all([
+    n.propertyObjectId ? objectLabels(tx, SYSTEM_ACTOR, [n.propertyObjectId]) : [],
+    dealTitles(tx, SYSTEM_ACTOR, [n.dealId]),
+    n.bookingId && n.bookingVersion !== null ? bookingTransitionActor(tx, n.tenantId, n.bookingId, n.bookingVersion) : null,
+  ]);
+  const label = labels.find((l) => l.id === n.propertyObjectId);
+  const out: Record<string, unknown> = {};
+  if (label) out.objectNumber = label.number;
+  if (titles[n.dealId]) out.dealTitle = titles[n.dealId];
+  if (actor) { out.actorType = actor.actorType; out.actorId = actor.actorId; }
+  return out;
 }
 
 /**
@@ -118,23 +147,25 @@ async function applyHold(tx: Tx, n: BookingNotice): Promise<void> {
  */
 export async function applyBookingEvent(tx: Tx, envelope: AnyEnvelope, n: BookingNotice): Promise<number> {
   let createdBy = n.createdBy;
-  if (!createdBy && n.bookingId) {
-    const [hold] = await tx.select({ createdBy: holdDeadlines.createdBy }).from(holdDeadlines).where(eq(holdDeadlines.bookingId, n.bookingId));
-    createdBy = hold?.createdBy ?? null;
+  let investorId = n.investorId ?? null;
+  if ((!createdBy || !investorId) && n.bookingId) {
+    const [hold] = await tx.select({ createdBy: holdDeadlines.createdBy, investorId: holdDeadlines.investorId }).from(holdDeadlines).where(eq(holdDeadlines.bookingId, n.bookingId));
+    createdBy ??= hold?.createdBy ?? null;
+    investorId ??= hold?.investorId ?? null;
   }
-  await applyHold(tx, { ...n, createdBy });
-  const data = { ...n.data, propertyObjectId: n.propertyObjectId };
+  await applyHold(tx, { ...n, createdBy, investorId });
+  const data = { ...n.data, propertyObjectId: n.propertyObjectId, ...(await describeBooking(tx, n)) };
   return insertNotifications(tx, {
     messageId: envelope.messageId, tenantId: n.tenantId, type: n.type, bookingId: n.bookingId, dealId: n.dealId,
-    data, occurredAt: new Date(envelope.occurredAt), createdBy,
+    data, occurredAt: new Date(envelope.occurredAt), createdBy, investorId,
   });
 }
 
 export async function insertNotifications(tx: Tx, input: {
   messageId: string; tenantId: string; type: NotificationType; bookingId: string | null; dealId: string;
-  data: Record<string, unknown>; occurredAt: Date; createdBy: string | null;
+  data: Record<string, unknown>; occurredAt: Date; createdBy: string | null; investorId?: string | null;
 }): Promise<number> {
-  const rows = recipientsOf(input.createdBy).map((r) => ({
+  const rows = recipientsOf(input.createdBy, input.investorId ?? null).map((r) => ({
     messageId: input.messageId, ...r, tenantId: input.tenantId, type: input.type, bookingId: input.bookingId,
     dealId: input.dealId, data: input.data, occurredAt: input.occurredAt,
   }));

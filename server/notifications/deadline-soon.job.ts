@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, isNotNull, lte, or, sql, isNull, ne } from 'drizzle-orm';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
-import { deadlineSoonMessageId, insertNotifications } from './booking-events';
+import { deadlineSoonMessageId, describeBooking, insertNotifications } from './booking-events';
 import { notificationsCreated } from './metrics';
 import { holdDeadlines } from './schema';
 
@@ -43,9 +43,11 @@ export function createDeadlineSoonJob(opts: { now?: () => Date } = {}): JobDefin
         summary.SkippedLockedCount = Math.max(0, Math.min(n, HOLDS_PER_CYCLE) - holds.length);
         for (const h of holds) {
           const deadline = h.deadline!;
+          // the flat and the deal only: nobody acted, time did
+          const { objectNumber, dealTitle } = await describeBooking(tx, { tenantId: h.tenantId, dealId: h.dealId, bookingId: null, propertyObjectId: h.propertyObjectId, bookingVersion: null });
           const created = await insertNotifications(tx, {
             messageId: deadlineSoonMessageId(h.bookingId, deadline), tenantId: h.tenantId, type: 'DeadlineSoon', bookingId: h.bookingId,
-            dealId: h.dealId, data: { phase: h.phase, deadline: deadline.toISOString(), propertyObjectId: h.propertyObjectId }, occurredAt: at, createdBy: h.createdBy,
+            dealId: h.dealId, data: { phase: h.phase, deadline: deadline.toISOString(), propertyObjectId: h.propertyObjectId, objectNumber, dealTitle }, occurredAt: at, createdBy: h.createdBy, investorId: h.investorId,
           });
           await tx.update(holdDeadlines).set({ soonNotifiedDeadline: deadline }).where(eq(holdDeadlines.bookingId, h.bookingId));
           summary.HoldsNotified += 1;

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../platform/db';
 import { notificationsInbox } from './schema';
 
 /**
- * Inbox replay (issue #18: notifications.inbox is notifications's): forget that a consumer of notifications rejected a message,
+ * Inbox replay (notifications.inbox is notifications's): forget that a consumer of notifications rejected a message,
  * so a copy requeued from the DLQ is applied instead of being dropped as a duplicate. Only a
  * 'rejected' row is removed — an applied message stays deduplicated. Ops' DLQ requeue calls it.
  */

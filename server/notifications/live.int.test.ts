@@ -4,8 +4,8 @@ import { ensureLiveListener, openLiveStream, type LiveEvent } from '../chessboar
 import { crmContracts } from '../contracts/crm';
 import type { AnyEnvelope } from '../contracts/envelope';
 import { TOPICS } from '../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { eventually } from '../testing/saga-harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { eventually } from '../../test/harness/saga-harness';
 import { notificationsBookingEventsConsumer } from './booking-events.consumer';
 
 let t: TestContext;

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertTenant, insertUser } from '../auth/test-fixtures';
+import { insertTenant, insertUser } from '../../test/fixtures/auth.fixtures';
+import { insertObject, insertWorld } from '../../test/fixtures/ops-dashboard.fixtures';
 import type { Actor } from '../auth/actor';
 import { crmContracts, type CrmPayload, type CrmTopic } from '../contracts/crm';
 import type { AnyEnvelope } from '../contracts/envelope';
 import { createKafka } from '../platform/kafka/client';
 import { TOPICS } from '../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createContextFor } from '../trpc/context';
-import { createCaller } from '../trpc/root';
+import { createCaller } from '../main/app-router';
 import type { JobContext } from '../platform/jobs/types';
 import { notificationsBookingEventsConsumer } from './booking-events.consumer';
 import { createDeadlineSoonJob } from './deadline-soon.job';
@@ -168,5 +169,89 @@ describe('job notifications-retention', () => {
     expect(left).not.toContain(oldRead.bookingId);
     expect(left).toEqual(expect.arrayContaining([oldUnread.bookingId, recentRead.bookingId]));
     expect(await createNotificationsRetentionJob().run(jobCtx())).toMatchObject({ DeletedNotifications: 0 });
+  });
+});
+
+describe('notifications of an investor\'s deal', () => {
+  it('the deal\'s investor is a recipient of every notice of its booking (named by booking-created, remembered after), wherever the developer; another investor sees none', async () => {
+    const tenantA = await insertTenant(t.database.db, 'A');
+    const agentA = (await insertUser(t.database.db, 'agent', tenantA)).actor;
+    const investor = (await insertUser(t.database.db, 'investor', null)).actor;
+    const otherInvestor = (await insertUser(t.database.db, 'investor', null)).actor;
+    const e = { ...created(tenantA, agentA.userId), investorId: investor.userId };
+    await apply(TOPICS.bookingCreated, e);
+    // later events do not name the investor: notifications remembers it from booking-created
+    await apply(TOPICS.bookingConfirmed, {
+      bookingId: e.bookingId, dealId: e.dealId, propertyObjectId: e.propertyObjectId, tenantId: tenantA, createdBy: agentA.userId, bookingVersion: 2,
+      status: 'Booked', bookedAt: iso(0), bookingExpiresAt: iso(48 * 3600_000),
+    });
+    const mine = await caller(investor).notifications.list({});
+    expect(mine.items.map((i) => [i.type, i.bookingId])).toEqual([['BookingConfirmed', e.bookingId], ['BookingCreated', e.bookingId]]);
+    expect((await caller(investor).notifications.unreadCount()).unread).toBe(2);
+    expect((await caller(otherInvestor).notifications.list({})).items).toEqual([]);
+    // the agent who booked still gets its own, once each
+    expect((await caller(agentA).notifications.list({})).items.map((i) => i.type)).toEqual(['BookingConfirmed', 'BookingCreated']);
+  });
+
+  it('an investor who booked itself gets one notice per event, not two', async () => {
+    const tenantA = await insertTenant(t.database.db, 'A');
+    const investor = (await insertUser(t.database.db, 'investor', null)).actor;
+    const e = { ...created(tenantA, investor.userId), investorId: investor.userId };
+    await apply(TOPICS.bookingCreated, e);
+    expect((await caller(investor).notifications.list({})).items.map((i) => i.type)).toEqual(['BookingCreated']);
+  });
+});
+
+describe('a notice names the flat, the deal and who acted; the bell reads one line per booking', () => {
+  it('carries the flat number, the deal title and the actor of the transition; repeats of one booking read as one line with a count', async () => {
+    const w = await insertWorld(t.database, 'Север');
+    const agent = (await insertUser(t.database.db, 'agent', w.tenantId)).actor;
+    const manager = (await insertUser(t.database.db, 'developer_manager', w.tenantId)).actor;
+    const flat = await insertObject(t.database, w, { status: 'Free', number: '3012' });
+    const dealId = randomUUID();
+    await t.database.sql`INSERT INTO crm.deals (id, tenant_id, title, status) VALUES (${dealId}, ${w.tenantId}, 'Сделка №1019', 'Booking')`;
+    const e = { ...created(w.tenantId, agent.userId), dealId, propertyObjectId: flat.id };
+    // crm's timeline says who made each transition: the agent created, the manager extended
+    const timeline = async (version: number, actorId: string) => t.database.sql`INSERT INTO crm.booking_timeline
+      (booking_id, tenant_id, actor_type, actor_id, action, to_status, booking_version) VALUES (${e.bookingId}, ${w.tenantId}, 'user', ${actorId}, 'x', 'Booked', ${version})`;
+    await timeline(1, agent.userId);
+    await apply(TOPICS.bookingCreated, e);
+    const [first] = (await caller(agent).notifications.list({})).items;
+    expect(first!.data).toMatchObject({ objectNumber: '3012', dealTitle: 'Сделка №1019', actorType: 'user', actorId: agent.userId });
+
+    const extensions = [2, 3, 4];
+    for (const v of extensions) {
+      await timeline(v, manager.userId);
+      await apply(TOPICS.bookingExtended, {
+        bookingId: e.bookingId, dealId, propertyObjectId: flat.id, tenantId: w.tenantId, createdBy: agent.userId, bookingVersion: v,
+        previousBookingExpiresAt: iso(v * 3600_000), bookingExpiresAt: iso((v + 1) * 3600_000),
+      });
+    }
+    // another booking's notice (no such flat or deal anywhere) stays a line of its own, named by what it has
+    const other = created(w.tenantId, agent.userId);
+    await apply(TOPICS.bookingCreated, other);
+
+    const lines = await caller(agent).notifications.lines({});
+    expect(lines.items.map((l) => [l.bookingId, l.type, l.count, l.unreadIds.length, l.read])).toEqual([
+      [other.bookingId, 'BookingCreated', 1, 1, false],
+      [e.bookingId, 'BookingExtended', 4, 4, false],
+    ]);
+    expect(lines.items[1]!.data).toMatchObject({ objectNumber: '3012', dealTitle: 'Сделка №1019', actorId: manager.userId });
+    expect(lines.items[0]!.data).not.toHaveProperty('objectNumber');
+    // reading the line reads its four notices; the list without grouping still has every one
+    expect(await caller(agent).notifications.markRead({ ids: lines.items[1]!.unreadIds })).toEqual({ marked: 4 });
+    const after = await caller(agent).notifications.lines({ unreadOnly: true });
+    expect(after.items.map((l) => l.bookingId)).toEqual([other.bookingId]);
+    expect((await caller(agent).notifications.lines({})).items[1]).toMatchObject({ read: true, count: 4, unreadIds: [] });
+    expect((await caller(agent).notifications.list({})).items).toHaveLength(5);
+    // pages of lines: the cursor is the last line's id
+    const page1 = await caller(agent).notifications.lines({ limit: 1 });
+    const page2 = await caller(agent).notifications.lines({ limit: 1, cursor: page1.nextCursor });
+    expect([...page1.items, ...page2.items].map((l) => l.bookingId)).toEqual([other.bookingId, e.bookingId]);
+    expect(page2.nextCursor).toBeNull();
+    // another tenant's manager sees no line of it
+    const foreign = await insertWorld(t.database, 'Юг');
+    const foreignManager = (await insertUser(t.database.db, 'developer_manager', foreign.tenantId)).actor;
+    expect((await caller(foreignManager).notifications.lines({})).items).toEqual([]);
   });
 });

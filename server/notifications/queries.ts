@@ -9,6 +9,8 @@ import { notificationReads, notifications, type NotificationType } from './schem
  * role) and, for a developer manager, the rows addressed to the tenant's developer managers.
  */
 export function visibleTo(actor: Actor): SQL {
+  // an investor's deals are with any developer: what is addressed to the investor, wherever
+  if (actor.role === 'investor') return eq(notifications.recipientUserId, actor.userId);
   const scope = tenantScope(actor); // a tenant role without a tenant is refused, never widened
   const mine = scope === null
     ? eq(notifications.recipientUserId, actor.userId)
@@ -44,6 +46,47 @@ Promise<{ items: NotificationItem[]; nextCursor: number | null }> {
     .orderBy(desc(notifications.id))
     .limit(input.limit + 1);
   const items = rows.slice(0, input.limit).map((r) => ({ ...r, data: (r.data ?? {}) as Record<string, unknown> }));
+  return { items, nextCursor: rows.length > input.limit ? items[items.length - 1]!.id : null };
+}
+
+export interface NotificationLine extends NotificationItem {
+  /** how many notifications of this booking the line stands for (1: a line of its own) */
+  count: number;
+  /** the unread ones among them (newest first, at most 200): what reading the line marks */
+  unreadIds: number[];
+}
+
+/**
+ * The bell's list: one line per booking (its newest notification, how many there are and which are
+ * unread), newest line first; a notification without a booking is a line of its own. `cursor` = the
+ * last line's id. Repeats of one booking (four extensions, a cancel after a create) read as one line.
+ */
+export async function listNotificationLines(db: Db, actor: Actor, input: { cursor?: number | null; limit: number; unreadOnly?: boolean }):
+Promise<{ items: NotificationLine[]; nextCursor: number | null }> {
+  const read = readBy(actor.userId);
+  const lines = db.$with('lines').as(
+    db.select({
+      latest: sql<number>`max(${notifications.id})`.as('latest'),
+      count: sql<number>`count(*)::int`.as('count'),
+      unreadIds: sql<number[]>`coalesce((array_agg(${notifications.id} ORDER BY ${notifications.id} DESC) FILTER (WHERE NOT ${read}))[1:200], '{}')`.as('unread_ids'),
+    })
+      .from(notifications)
+      .where(visibleTo(actor))
+      .groupBy(sql`coalesce(${notifications.bookingId}::text, ${notifications.messageId}::text)`),
+  );
+  const rows = await db.with(lines)
+    .select({
+      id: notifications.id, type: notifications.type, bookingId: notifications.bookingId, dealId: notifications.dealId,
+      data: notifications.data, occurredAt: notifications.occurredAt, count: lines.count, unreadIds: lines.unreadIds,
+    })
+    .from(lines)
+    .innerJoin(notifications, eq(notifications.id, lines.latest))
+    .where(and(input.cursor ? lt(lines.latest, input.cursor) : undefined, input.unreadOnly ? sql`cardinality(${lines.unreadIds}) > 0` : undefined))
+    .orderBy(desc(lines.latest))
+    .limit(input.limit + 1);
+  const items = rows.slice(0, input.limit).map((r) => ({
+    ...r, data: (r.data ?? {}) as Record<string, unknown>, unreadIds: (r.unreadIds ?? []).map(Number), read: (r.unreadIds ?? []).length === 0,
+  }));
   return { items, nextCursor: rows.length > input.limit ? items[items.length - 1]!.id : null };
 }
 

@@ -66,6 +66,8 @@ export const holdDeadlines = notificationsSchema.table('hold_deadlines', {
   dealId: uuid('deal_id').notNull(),
   propertyObjectId: uuid('property_object_id').notNull(),
   createdBy: uuid('created_by'),
+  /** the deal's investor as booking-created names it: a recipient of the booking's later notices */
+  investorId: uuid('investor_id'),
   phase: text('phase', { enum: ['Reserve', 'Booking'] }),
   deadline: timestamp('deadline', { withTimezone: true, precision: 3 }),
   version: integer('version').notNull(),

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readObject } from '../chessboard/chessboard.fixtures';
+import { jobContext, readObject } from '../../test/fixtures/chessboard.fixtures';
+import { createPropertyObjectHoldExpirationJob } from '../chessboard/property-object-hold-expiration.job';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { createBookingCommand } from '../crm/commands/create-booking';
 import { extendBookingCommand } from '../crm/commands/extend-booking';
 import { commandContext } from '../crm/commands/context';
-import { actor, bookingRow, callerFor, insertDeal, insertProgram, outboxOf, timelineOf } from '../crm/crm-test-fixtures';
+import { actor, bookingRow, callerFor, insertDeal, insertProgram, outboxOf, timelineOf } from '../../test/fixtures/crm.fixtures';
 import { TOPICS } from '../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { eventually, seedChessboard, startBackbone, type Backbone, type SeededChessboard } from '../testing/saga-harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { eventually, seedChessboard, startBackbone, type Backbone, type SeededChessboard } from '../../test/harness/saga-harness';
 import { closeOpsKafka } from './dashboard/kafka-admin';
-import { auditRows, errorOf, opsCaller } from './dashboard/test-fixtures';
+import { auditRows, errorOf, opsCaller } from '../../test/fixtures/ops-dashboard.fixtures';
 import { runReconciliation } from './reconciliation';
 
 /**
@@ -222,7 +223,7 @@ describe('lost events: republish with a new message id that chessboard applies',
     const confirmed = await callerFor(t, agent).booking.confirm({ bookingId: booking.id });
     await untilObject(objectId, 'Booked');
     await backbone.settled();
-    const extended = await withLostEvent((tx) => extendBookingCommand(tx, { bookingId: booking.id }, commandContext(manager, randomUUID())));
+    const extended = await withLostEvent((tx) => extendBookingCommand(tx, { bookingId: booking.id, idempotencyKey: randomUUID() }, commandContext(manager, randomUUID())));
     expect(extended.bookingExpiresAt!.getTime()).toBeGreaterThan(confirmed.bookingExpiresAt!.getTime());
     await backbone.settled();
     const [finding] = await findingsOf(objectId);
@@ -233,5 +234,42 @@ describe('lost events: republish with a new message id that chessboard applies',
     await backbone.settled();
     expect((await objectRow(objectId)).booked_until!.getTime()).toBe(extended.bookingExpiresAt!.getTime());
     expect(await findingsOf(objectId)).toEqual([]);
+  });
+});
+
+describe('a hold freed by the hold-expiration job while crm\'s booking is active at a version chessboard applied', () => {
+  /** The safety net frees the object at `asOf` (past the reserve + grace); crm's booking-expiration has not run. */
+  async function freedByTheSafetyNet() {
+    const { objectId, booking } = await heldBooking();
+    const asOf = new Date(booking.reserveExpiresAt.getTime() + 11 * 60_000);
+    await createPropertyObjectHoldExpirationJob({ now: () => asOf }).run(jobContext({ database: t.database, env: t.env, logger: t.logger }));
+    expect(await objectRow(objectId)).toMatchObject({ status: 'Free', status_source: 'ExpirationJob' });
+    expect((await bookingRow(t, booking.id)).status).toBe('Reserved');
+    await backbone.settled();
+    return { objectId, booking, asOf };
+  }
+  /** the check at the safety net's clock (its writes carry that time; earlier they look in flight) */
+  const findingsAt = async (objectId: string, asOf: Date) =>
+    (await runReconciliation(t.database.db, { now: new Date(asOf.getTime() + 1000), scope: null, settleMs: 0, consumerLag: 0 })).rows.filter((r) => r.propertyObjectId === objectId);
+
+  it('booking_not_held offers re-hold and cancel (a republish of the applied version would be a stale no-op); re-hold makes it disappear', async () => {
+    const { objectId, booking, asOf } = await freedByTheSafetyNet();
+    const [finding] = await findingsAt(objectId, asOf);
+    expect(finding).toMatchObject({ kind: 'booking_not_held', bookingId: booking.id, objectStatus: 'Free', cause: 'released_in_chessboard', repairs: ['rehold', 'cancel_booking'] });
+
+    await opsCaller(t, ops).repairDivergence({ action: 'rehold', bookingId: booking.id, reason: 'crm still holds it' });
+    await backbone.settled();
+    expect(await objectRow(objectId)).toMatchObject({ status: 'Reserved', hold_booking_id: booking.id });
+    expect(await findingsAt(objectId, asOf)).toEqual([]);
+  });
+
+  it('… or cancelling the crm booking makes it disappear', async () => {
+    const { objectId, booking, asOf } = await freedByTheSafetyNet();
+    expect((await findingsAt(objectId, asOf)).map((r) => r.repairs)).toEqual([['rehold', 'cancel_booking']]);
+    await opsCaller(t, ops).repairDivergence({ action: 'cancel_booking', bookingId: booking.id, reason: 'the reserve lapsed' });
+    await backbone.settled();
+    expect((await bookingRow(t, booking.id)).status).toBe('Cancelled');
+    expect((await objectRow(objectId)).status).toBe('Free');
+    expect(await findingsAt(objectId, asOf)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canSeeTenant, type Actor } from '../auth/actor';
 import { commandContext as chessboardCommandContext, reholdForCrmBooking, releaseHoldManually } from '../chessboard/commands';
-import { recordAudit } from './audit';
+import { recordAudit } from '../platform/audit';
 import { isActive, type BookingRecord } from '../crm/booking';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { commandContext } from '../crm/commands/context';
@@ -10,7 +10,7 @@ import type { Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 
 /**
- * Repairs that keep crm and chessboard agreeing (issue 15). Each composes the owners' own commands in
+ * Repairs that keep crm and chessboard agreeing. Each composes the owners' own commands in
  * one transaction — crm's cancel (booking, deal projection, timeline, booking-cancelled), chessboard's
  * release / re-hold (object, history, status-changed, audit) — so either both sides change or neither.
  *
@@ -95,7 +95,7 @@ export async function reholdBooking(tx: Tx, input: { bookingId: string; reason: 
   const result = await reholdForCrmBooking(tx, {
     booking: {
       id: b.id, tenantId: b.tenantId, dealId: b.dealId, propertyObjectId: b.propertyObjectId, status: b.status as 'Reserved' | 'AwaitingPayment' | 'Booked',
-      version: b.version, reserveExpiresAt: b.reserveExpiresAt, bookingExpiresAt: b.bookingExpiresAt,
+      version: b.version, reserveExpiresAt: b.reserveExpiresAt, bookingExpiresAt: b.bookingExpiresAt, createdAt: b.createdAt,
     },
     reason: input.reason,
   }, chessboardCommandContext(input.actor, input.correlationId, input.now));

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleCrmPropertyObjectStatus } from '../chessboard/crm-property-object-status.consumer';
 import { contracts, type AnyEnvelope, type Topic } from '../contracts';
-import { createJobs } from '../jobs';
+import { createJobs } from '../main/jobs';
 import { runJobCycle } from '../platform/jobs/run-log';
 import { createKafka } from '../platform/kafka/client';
 import { registry } from '../platform/metrics';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { closeOpsKafka } from './dashboard/kafka-admin';
-import { actorOf, auditRows, DAY, errorOf, HOUR, insertBooking, insertObject, insertOutboxRow, insertWorld, MIN, opsCaller, type World } from './dashboard/test-fixtures';
+import { actorOf, auditRows, DAY, errorOf, HOUR, insertBooking, insertObject, insertOutboxRow, insertWorld, MIN, opsCaller, type World } from '../../test/fixtures/ops-dashboard.fixtures';
 import { reconciliationJob, RECONCILIATION_SCHEDULE } from './reconciliation.job';
 import { runReconciliation } from './reconciliation';
 

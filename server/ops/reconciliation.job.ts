@@ -1,3 +1,4 @@
+import { pruneJobRuns } from '../platform/jobs/run-log';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
 import { syncDlqMessages } from './dashboard/dlq';
 import { consumerLag } from './dashboard/kafka-admin';
@@ -11,6 +12,9 @@ import { RECONCILIATION_DEFAULTS, runReconciliation, setReconciliationGauge, typ
  * It also keeps the dashboard's other inputs fresh when nobody is looking: it reads new DLQ records into
  * ops.dlq_messages and samples the overview figures for the sparklines. Read-only on the contexts'
  * tables, so parallel instances are harmless (samples are written at most once a minute).
+ * It keeps the run history to JOB_RUNS_RETENTION_MS (30 days by default): every cycle deletes the finished runs
+ * that started before it (a few minutes' worth each time), so the history stays the size the jobs tab and the
+ * overview are built for, and a worker restarted often still prunes.
  * Kafka being down does not fail the run: the report then names no consumer-lag causes.
  */
 export const RECONCILIATION_SCHEDULE = { cron: '0 */5 * * * *', timezone: 'UTC' } as const;
@@ -23,6 +27,8 @@ export interface ReconciliationSummary extends JobSummary {
   ByKind: Record<MismatchKind, number>;
   DlqRecordsRead: number;
   Sampled: boolean;
+  /** finished job runs older than JOB_RUNS_RETENTION_MS removed by this cycle; null when that failed (logged) */
+  DeletedJobRuns: number | null;
   KafkaError: string | null;
   DurationMs: number;
 }
@@ -61,6 +67,14 @@ export function createReconciliationJob(opts: { now?: () => Date } = {}): JobDef
           ctx.logger.warn({ err: { message: String(e) } }, 'reconciliation: could not sample the overview');
         }
       }
+      let deletedJobRuns: number | null = null;
+      if (!ctx.signal.aborted) {
+        try {
+          deletedJobRuns = await pruneJobRuns(db, ctx.env.JOB_RUNS_RETENTION_MS);
+        } catch (e) {
+          ctx.logger.error({ err: { message: String(e) } }, 'reconciliation: could not prune the job run history');
+        }
+      }
       const summary: ReconciliationSummary = {
         BookingNotHeld: report.counts.booking_not_held,
         HoldWithoutBooking: report.counts.hold_without_booking,
@@ -69,6 +83,7 @@ export function createReconciliationJob(opts: { now?: () => Date } = {}): JobDef
         ByKind: report.counts,
         DlqRecordsRead: dlqRead,
         Sampled: sampled,
+        DeletedJobRuns: deletedJobRuns,
         KafkaError: kafkaError,
         DurationMs: Math.round(performance.now() - started),
       };

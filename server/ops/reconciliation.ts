@@ -6,7 +6,7 @@ import type { DbOrTx, Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { gauge } from '../platform/metrics';
 import { DIVERGENCE_AUDIT_ACTION } from './booking-repairs';
-import { recordAudit } from './audit';
+import { recordAudit } from '../platform/audit';
 import type { TenantScope } from './dashboard/sql';
 
 /**
@@ -31,7 +31,8 @@ export type MismatchKind = (typeof MISMATCH_KINDS)[number];
  * lost event: nothing explains it but a message that never arrived; the others are visible causes.
  * deliberate_divergence: an operator released the hold and chose to keep the crm booking (audited);
  * released_in_chessboard: chessboard released this booking's hold (its tombstone stops the booking's
- * events, so a republish cannot repair it) — both are repaired by re-hold or by cancelling the booking.
+ * events, or — the hold-expiration job — it had already applied the booking's current version, so a
+ * republish is a stale no-op) — both are repaired by re-hold or by cancelling the booking.
  * object_unavailable: crm booked an object the chessboard can never hold for it — Hidden, Sold or
  * deleted (crm's view, crm.property_objects, was behind chessboard: DESIGN decision 8); chessboard
  * refused the booking-created (DLQ), republishing would be refused again: the repair cancels the booking.
@@ -246,11 +247,15 @@ async function markDivergences(db: DbOrTx, rows: ReconciliationRow[]): Promise<v
   const candidates = rows.filter((r) => r.kind === 'booking_not_held' && r.bookingId);
   if (candidates.length === 0) return;
   const list = sql.join(candidates.map((r) => sql`${r.bookingId}`), sql`, `);
+  // tombstoned, or already applied at the booking's current version: the hold-expiration job (or another
+  // chessboard release) freed it after chessboard applied the booking's last event, so a republish of that
+  // event is a stale no-op and only re-hold or cancel can make the finding disappear
   const released = await db.execute<{ booking_id: string; deliberate: boolean }>(sql`
     SELECT v.booking_id::text AS booking_id,
            EXISTS (SELECT 1 FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION} AND a.target_id = v.booking_id::text) AS deliberate
       FROM chessboard.crm_booking_versions v
-     WHERE v.released AND v.booking_id::text IN (${list})`);
+      JOIN crm.bookings b ON b.id = v.booking_id
+     WHERE (v.released OR v.applied_version >= b.version) AND v.booking_id::text IN (${list})`);
   const byBooking = new Map(released.map((r) => [r.booking_id, r.deliberate]));
   for (const r of candidates) {
     const deliberate = byBooking.get(r.bookingId!);
@@ -291,7 +296,7 @@ export async function republishBookingEvent(
 ): Promise<RepublishResult> {
   const now = input.now ?? new Date();
   const correlationId = correlationIdOf(input.correlationId);
-  // crm writes its own outbox (issue #18): its republish command repeats the booking's current state
+  // crm writes its own outbox: its republish command repeats the booking's current state
   const republished = await republishCrmBookingEvent(tx, { bookingId: input.bookingId, actor: input.actor, correlationId, now });
   if (!republished) {
     throw new AppError(RECONCILIATION_ERRORS.BOOKING_NOT_FOUND, 'NOT_FOUND', 'booking not found', { bookingId: input.bookingId });
@@ -306,7 +311,7 @@ export async function republishBookingEvent(
 
 /**
  * An active booking of an object that is Hidden, Sold or gone in the chessboard: booked while crm's
- * projection lagged (ARCHITECTURE.md "Projection lag"). Whatever the delivery, the chessboard refuses
+ * projection lagged (docs/decisions/0014-projection-lag.md). Whatever the delivery, the chessboard refuses
  * it (NOT_AVAILABLE / NOT_FOUND), so the only repair that makes the finding disappear is cancelling it.
  */
 function markUnavailableObjects(rows: ReconciliationRow[]): void {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { authedProcedure, router } from '../trpc/init';
+import { HOLD_RELEASE_ROLES } from '../chessboard/hold-release-roles';
+import { authedProcedure, roleProcedure, router } from '../trpc/init';
+import { releaseHoldChecked, releaseHoldInput } from './booking-repairs';
 import { getSagaTimeline } from './saga-timeline';
 import { opsDashboardRouter } from './dashboard/router';
 
@@ -14,4 +16,19 @@ export const opsRouter = router({
 
   /** The operations dashboard (reads: ops, PIN manager, viewer; actions: ops). */
   dashboard: opsDashboardRouter,
+});
+
+/**
+ * Runbook "manual release of a stuck hold" from the chessboard drawer (ops, PIN manager; reason required);
+ * the app router serves it as chessboard.releaseHold. The chessboard write side does the release, its
+ * event, history, hold_releases and audit rows in one transaction. While crm still has an active booking
+ * of the object the caller must choose what happens to it (booking-repairs.ts): cancel it too, or release
+ * the chessboard only (a recorded divergence). The repair spans crm and chessboard, so it sits with ops.
+ */
+export const holdReleaseRouter = router({
+  releaseHold: roleProcedure(...HOLD_RELEASE_ROLES)
+    .input(releaseHoldInput)
+    .mutation(({ ctx, input }) =>
+      ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
+    ),
 });

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { insertTenant, insertTenantWorld, insertUser, type TenantWorld } from '../auth/test-fixtures';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { insertTenant, insertTenantWorld, insertUser, type TenantWorld } from '../../test/fixtures/auth.fixtures';
 import type { Actor } from '../auth/actor';
 import { bookingPrograms, bookings, bookingTimeline, crmOutbox, deals } from '../crm/schema';
 import { chessboardInbox, chessboardOutbox, holdReleases } from '../chessboard/schema';
 import { messengerInbox } from '../messenger/schema';
 import { catalogInbox } from '../catalog/schema';
 import { notificationsInbox } from '../notifications/schema';
+import { rewardsInbox } from '../rewards/schema';
 import { TOPICS } from '../platform/kafka/topics';
 import { getSagaTimeline, type SagaChain } from './saga-timeline';
 
@@ -147,6 +148,20 @@ describe('saga timeline of a booking', () => {
     const release = timeline.steps.find((s) => s.key.startsWith('release:'))!;
     expect(states(release.chains[0])).toEqual(['safety_net_release:done', 'chessboard_outbox_written:done', 'chessboard_published:done', 'catalog_applied:pending']);
     expect(release.chains[0].hops[0].detail).toBe('ExpirationJob:Reserved');
+    expect(release.release).toMatchObject({ source: 'ExpirationJob', actorId: null, actorName: null });
+  });
+
+  it('names a release by hand by its source and the person who did it, with the reason', async () => {
+    const db = t.database.db;
+    const { bookingId, dealId } = await insertBooking();
+    const releaseMessage = randomUUID();
+    await db.insert(holdReleases).values({
+      propertyObjectId: world.objectIds.reserved, tenantId: world.tenantId, projectId: world.projectId, holdDealId: dealId,
+      fromStatus: 'Reserved', statusSource: 'Manual', messageId: releaseMessage, releasedAt: at(7200_000), actorId: manager.userId, reason: 'stuck hold',
+    });
+    const release = (await getSagaTimeline(db, ops, bookingId)).steps.find((s) => s.key.startsWith('release:'))!;
+    expect(release.release).toEqual({ source: 'Manual', actorId: manager.userId, actorName: expect.any(String), reason: 'stuck hold', at: at(7200_000) });
+    expect(release.release!.actorName!.length).toBeGreaterThan(0);
   });
 
   it('says when no integration event of the booking is on record (imported, or pruned) — and not when there is one', async () => {
@@ -213,9 +228,38 @@ describe('saga timeline: the notifications hop (#20)', () => {
       fromStatus: null, toStatus: 'Reserved', messageIds: [created], bookingVersion: 1,
     });
     const before = await getSagaTimeline(db, manager, bookingId);
-    expect(before.steps[0]!.chains[0]!.participants).toMatchObject([{ kind: 'notifications_applied', state: 'pending', latencyMs: null }]);
+    // rewards does not read booking-created: its hop says so rather than waiting
+    expect(before.steps[0]!.chains[0]!.participants).toMatchObject([
+      { kind: 'notifications_applied', state: 'pending', latencyMs: null }, { kind: 'rewards_applied', state: 'skipped', detail: 'not-consumed' },
+    ]);
     await db.insert(notificationsInbox).values({ consumer: 'notifications.booking-events', messageId: created, topic: TOPICS.bookingCreated, processedAt: at(95), result: 'applied' });
     const after = await getSagaTimeline(db, manager, bookingId);
-    expect(after.steps[0]!.chains[0]!.participants).toMatchObject([{ kind: 'notifications_applied', state: 'done', latencyMs: 55, detail: 'applied' }]);
+    expect(after.steps[0]!.chains[0]!.participants).toMatchObject([
+      { kind: 'notifications_applied', state: 'done', latencyMs: 55, detail: 'applied' }, { kind: 'rewards_applied', state: 'skipped' },
+    ]);
+  });
+});
+
+describe('saga timeline: the rewards hop', () => {
+  it('booking-paid shows rewards as a participant: pending until its inbox row, then done with its latency from the publication', async () => {
+    const db = t.database.db;
+    const { bookingId } = await insertBooking();
+    const paid = await crmMessage(bookingId, TOPICS.bookingPaid, at(5), at(40));
+    await db.insert(bookingTimeline).values({
+      bookingId, tenantId: world.tenantId, at: T0, actorType: 'user', actorId: manager.userId, action: 'confirm-payment',
+      fromStatus: 'AwaitingPayment', toStatus: 'Booked', messageIds: [paid], bookingVersion: 4,
+    });
+    const rewardsOf = async () => (await getSagaTimeline(db, manager, bookingId)).steps[0]!.chains[0]!.participants!.find((p) => p.kind === 'rewards_applied');
+    expect(await rewardsOf()).toMatchObject({ state: 'pending', latencyMs: null });
+    await db.insert(rewardsInbox).values({ consumer: 'rewards.booking-events', messageId: paid, topic: TOPICS.bookingPaid, processedAt: at(100), result: 'applied' });
+    expect(await rewardsOf()).toMatchObject({ state: 'done', latencyMs: 60, detail: 'applied' });
+  });
+
+  it('an investor follows the timeline of a booking of its own deal; another investor\'s booking is NOT_FOUND', async () => {
+    const { bookingId, dealId } = await insertBooking();
+    const investor: Actor = { userId: randomUUID(), role: 'investor', tenantId: null };
+    await expect(getSagaTimeline(t.database.db, investor, bookingId)).rejects.toMatchObject({ kind: 'NOT_FOUND', code: 'CRM_BOOKING_NOT_FOUND' });
+    await t.database.db.update(deals).set({ investorId: investor.userId }).where(eq(deals.id, dealId));
+    await expect(getSagaTimeline(t.database.db, investor, bookingId)).resolves.toMatchObject({ booking: { id: bookingId } });
   });
 });

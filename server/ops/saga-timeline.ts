@@ -1,5 +1,6 @@
 import { and, asc, eq, gte, inArray, sql } from 'drizzle-orm';
-import { tenantScope, type Actor } from '../auth/actor';
+import type { Actor } from '../auth/actor';
+import { tenantFilter } from '../crm/commands/tenant-scope';
 import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
 import { catalogInbox } from '../catalog/schema';
 import { dealChatConsumer } from '../messenger/deal-chat.consumer';
@@ -13,6 +14,8 @@ import { TOPICS } from '../platform/kafka/topics';
 import { users } from '../auth/schema';
 import { notificationsBookingEventsConsumer } from '../notifications/booking-events.consumer';
 import { notificationsInbox } from '../notifications/schema';
+import { rewardsBookingEventsConsumer } from '../rewards/booking-events.consumer';
+import { rewardsInbox } from '../rewards/schema';
 
 /**
  * The saga timeline of one booking: every hop of every message it caused, across crm → Kafka →
@@ -34,8 +37,10 @@ export type HopKind =
   | 'catalog_applied'
   | 'messenger_applied'
   | 'safety_net_release'
-  /** a participant of the saga (#20): notifications applied the crm message (its own inbox) */
-  | 'notifications_applied';
+  /** a participant of the saga: notifications applied the crm message (its own inbox) */
+  | 'notifications_applied'
+  /** a participant of the saga: rewards applied the crm message (booking-paid and the booking's ending) */
+  | 'rewards_applied';
 
 /** done: happened; pending: expected, not yet; failed: rejected / DLQ / mismatch; skipped: will not happen. */
 export type HopState = 'done' | 'pending' | 'failed' | 'skipped';
@@ -62,8 +67,8 @@ export interface SagaChain {
   topic: string;
   hops: SagaHop[];
   /**
-   * The saga's other participants that react to the crm message besides the chessboard (#20:
-   * notifications), each with its latency from the publication. Informational: not part of hasPending.
+   * The saga's other participants that react to the crm message besides the chessboard
+   * (notifications), each with its latency from the publication. Informational: not part of hasPending.
    */
   participants?: SagaHop[];
 }
@@ -83,6 +88,8 @@ export interface SagaStep {
     bookingVersion: number;
     raw: unknown;
   } | null;
+  /** a release of the booking's hold outside the booking's own commands: by whom (a person by hand, the safety-net job) and why */
+  release?: { source: string; actorId: string | null; actorName: string | null; reason: string | null; at: Date };
   chains: SagaChain[];
 }
 
@@ -126,14 +133,14 @@ const notFound = () => new AppError('CRM_BOOKING_NOT_FOUND', 'NOT_FOUND', 'Booki
 type OutboxRow = typeof crmOutbox.$inferSelect;
 
 export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: string, now: Date = new Date()): Promise<SagaTimeline> {
-  const scope = tenantScope(actor);
   const [booking] = await db
     .select({
       id: bookings.id, tenantId: bookings.tenantId, dealId: bookings.dealId, propertyObjectId: bookings.propertyObjectId,
       status: bookings.status, version: bookings.version, createdAt: bookings.createdAt, updatedAt: bookings.updatedAt,
     })
     .from(bookings)
-    .where(and(eq(bookings.id, bookingId), scope === null ? undefined : eq(bookings.tenantId, scope)));
+    // crm's scope: a tenant role its tenant, an investor the bookings of its deals (another's is not found)
+    .where(and(eq(bookings.id, bookingId), tenantFilter(actor, bookings.tenantId)));
   if (!booking) throw notFound();
 
   const timeline = await db
@@ -155,16 +162,19 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
     .orderBy(asc(crmOutbox.id));
   const crmById = new Map(crmRows.map((r) => [r.messageId, r]));
 
-  // safety-net / manual releases of this booking's hold
-  const releases = await db
-    .select()
+  // safety-net / manual releases of this booking's hold, with the person of a manual one
+  const releaseRows = await db
+    .select({ release: holdReleases, actorName: users.displayName })
     .from(holdReleases)
+    .leftJoin(users, sql`${users.id}::text = ${holdReleases.actorId}`)
     .where(and(
       eq(holdReleases.propertyObjectId, booking.propertyObjectId),
       eq(holdReleases.holdDealId, booking.dealId),
       gte(holdReleases.releasedAt, booking.createdAt),
     ))
     .orderBy(asc(holdReleases.releasedAt));
+  const releases = releaseRows.map((r) => r.release);
+  const releaseActor = new Map(releaseRows.map((r) => [r.release.id, r.actorName]));
 
   // downstream rows, each fetched in one query for all messages
   const crmIds = [...crmById.keys()];
@@ -188,6 +198,18 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
       return hop('notifications_applied', msg.messageId, inbox.result === 'rejected' ? 'failed' : 'done', inbox.processedAt, msg.publishedAt, inbox.result + (inbox.detail ? `:${inbox.detail}` : ''), inbox);
     }
     return hop('notifications_applied', msg.messageId, msg.publishedAt ? 'pending' : 'skipped', null, msg.publishedAt, null, null);
+  };
+  const rewardInbox = crmIds.length
+    ? await db.select().from(rewardsInbox).where(and(inArray(rewardsInbox.messageId, crmIds), eq(rewardsInbox.consumer, rewardsBookingEventsConsumer.name)))
+    : [];
+  const rewardTopics = new Set<string>(rewardsBookingEventsConsumer.topics);
+  const rewardsHop = (msg: OutboxRow): SagaHop => {
+    if (!rewardTopics.has(msg.topic)) return hop('rewards_applied', msg.messageId, 'skipped', null, msg.publishedAt, 'not-consumed', null);
+    const inbox = rewardInbox.find((r) => r.messageId === msg.messageId);
+    if (inbox) {
+      return hop('rewards_applied', msg.messageId, inbox.result === 'rejected' ? 'failed' : 'done', inbox.processedAt, msg.publishedAt, inbox.result + (inbox.detail ? `:${inbox.detail}` : ''), inbox);
+    }
+    return hop('rewards_applied', msg.messageId, msg.publishedAt ? 'pending' : 'skipped', null, msg.publishedAt, null, null);
   };
   const catalogIds = chessOut.map((r) => r.messageId);
   const catInbox = catalogIds.length ? await db.select().from(catalogInbox).where(inArray(catalogInbox.messageId, catalogIds)) : [];
@@ -226,7 +248,7 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
   const chainOf = (msg: OutboxRow, commandAt: Date | null): SagaChain => {
     const chain = chessboardChainOf(msg, commandAt);
     // messenger's card is a hop of the chain; notifications is shown beside it (informational, not in hasPending)
-    return { ...chain, hops: [...chain.hops, messengerHop(msg)], participants: [notificationsHop(msg)] };
+    return { ...chain, hops: [...chain.hops, messengerHop(msg)], participants: [notificationsHop(msg), rewardsHop(msg)] };
   };
 
   const chessboardChainOf = (msg: OutboxRow, commandAt: Date | null): SagaChain => {
@@ -292,6 +314,7 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
     steps.push({
       key: `release:${release.id}`,
       command: null,
+      release: { source: release.statusSource, actorId: release.actorId, actorName: releaseActor.get(release.id) ?? null, reason: release.reason, at: release.releasedAt },
       chains: [{ messageId: release.messageId, topic: 'chessboard.hold_releases', hops: [releaseHop, ...(row ? downstreamOf(row, release.releasedAt) : [])] }],
     });
   }

@@ -9,17 +9,8 @@ export const ops = pgSchema('ops');
 // them): defined there, in this schema, and re-exported for the ops dashboard that reads and sets them
 export { JOB_RUN_STATUSES, jobControls, jobRuns } from '../platform/jobs/schema';
 
-/** Who did what by hand (manual release, DLQ requeue/discard, reconciliation repairs). */
-export const auditLog = ops.table('audit_log', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  at: timestamp('at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
-  actorId: text('actor_id').notNull(),
-  action: text('action').notNull(),
-  targetType: text('target_type').notNull(),
-  targetId: text('target_id').notNull(),
-  reason: text('reason'),
-  details: jsonb('details'),
-}, (t) => [index('ix_audit_log_at').on(t.at)]);
+// the audit trail is written by every context that audits an action (platform/audit.ts defines it)
+export { auditLog } from '../platform/audit';
 
 /**
  * Trend history of the ops dashboard's figures (sparklines): one row per figure and sample, written at
@@ -65,9 +56,16 @@ export const dlqMessages = ops.table('dlq_messages', {
   decidedAt: timestamp('decided_at', { withTimezone: true, precision: 3 }),
   decidedBy: text('decided_by'),
   decisionReason: text('decision_reason'),
+  /** how many times this message reached this group's DLQ: 1 + the attempts of the record it is a retry of */
+  attempts: integer('attempts').notNull().default(1),
+  /** when the first of those attempts failed */
+  firstFailedAt: timestamp('first_failed_at', { withTimezone: true, precision: 3 }),
+  /** `topic/partition/offset` of the record whose requeue this record is the failure of: that record is superseded by this one */
+  retryOf: text('retry_of'),
 }, (t) => [
   primaryKey({ name: 'ops_dlq_messages_pk', columns: [t.topic, t.partition, t.offset] }),
   check('ck_dlq_messages_decision', sql`${t.decision} IS NULL OR ${t.decision} IN ('requeued', 'discarded')`),
   index('ix_dlq_messages_undecided').on(t.consumerGroup, t.failedAt).where(sql`decision IS NULL`),
   index('ix_dlq_messages_message').on(t.messageId),
+  index('ix_dlq_messages_retry_of').on(t.retryOf),
 ]);

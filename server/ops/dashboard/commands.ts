@@ -1,14 +1,14 @@
 import type { Actor } from '../../auth/actor';
-import { createJobs } from '../../jobs';
+import { registeredJobs } from '../../platform/registry';
 import type { Database, Tx } from '../../platform/db';
 import type { Env } from '../../platform/env';
 import { AppError } from '../../platform/errors';
+import { recordAudit } from '../../platform/audit';
 import { runJobCycle, setJobControl, type JobRunResult } from '../../platform/jobs/run-log';
 import type { JobName } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
 import { cancelBookingInRepair, reholdBooking, releaseHoldChecked, type CrmBookingChoice } from '../booking-repairs';
 import { republishBookingEvent } from '../reconciliation';
-import { auditLog } from '../schema';
 import { opsKafka } from './kafka-admin';
 
 /**
@@ -44,15 +44,15 @@ export async function runJobNow(
   }
   manualRuns.add(input.job);
   // a fresh definition per run: stateful jobs (the relay's producer and advisory-lock connection) are closed after it
-  const job = createJobs()[input.job];
+  const job = registeredJobs()[input.job];
   const abort = new AbortController();
   try {
     const result = await runJobCycle(job, {
       database: deps.database, env: deps.env, logger: deps.logger.child({ actorId: input.actor.userId }),
       kafka: opsKafka(deps.env, deps.logger), signal: abort.signal,
     }, 'manual');
-    await deps.database.db.insert(auditLog).values({
-      actorId: input.actor.userId, action: 'ops.job.run-now', targetType: 'Job', targetId: input.job, reason: input.reason?.trim() || null,
+    await recordAudit(deps.database.db, {
+      actor: input.actor, action: 'ops.job.run-now', targetType: 'Job', targetId: input.job, reason: input.reason?.trim() || null,
       details: { runId: result.runId, status: result.status, error: result.error ?? null, correlationId: input.correlationId ?? null },
     });
     return result;
@@ -70,9 +70,7 @@ export async function setJobPaused(
   const now = input.now ?? new Date();
   const reason = input.reason?.trim() || null;
   await setJobControl(tx, { job: input.job, paused: input.paused, changedBy: input.actor.userId, changedAt: now, reason });
-  await tx.insert(auditLog).values({
-    at: now, actorId: input.actor.userId, action: input.paused ? 'ops.job.pause' : 'ops.job.resume', targetType: 'Job', targetId: input.job, reason,
-  });
+  await recordAudit(tx, { at: now, actor: input.actor, action: input.paused ? 'ops.job.pause' : 'ops.job.resume', targetType: 'Job', targetId: input.job, reason });
   return { job: input.job, paused: input.paused, changedAt: now };
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DAY_MS, insertObjectCard, insertProjectCard } from '../../catalog/test-fixtures';
-import { createTestContext, type TestContext } from '../../testing/harness';
+import { DAY_MS, insertObjectCard, insertProjectCard } from '../../../test/fixtures/catalog.fixtures';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
 import { closeOpsKafka } from './kafka-admin';
 import { readTrends } from './metric-samples';
 import { getOverview, SERIES } from './overview';
@@ -10,7 +10,7 @@ import { getOutboxStats, listFailingOutboxRows } from './messaging-queries';
 import {
   actorOf, auditRows, DAY, errorOf, HOUR, insertBooking, insertHoldRelease, insertJobRun, insertObject, insertOutboxRow, insertWorld,
   MIN, opsCaller, type World,
-} from './test-fixtures';
+} from '../../../test/fixtures/ops-dashboard.fixtures';
 
 let t: TestContext;
 beforeAll(async () => { t = await createTestContext({ kafka: true }); });
@@ -167,7 +167,7 @@ describe('overview', () => {
     expect(o.delisted.propertyObjects).toMatchObject({ all: 2, pastCutoff: 1 });
     expect(o.delisted.projects).toMatchObject({ all: 1, pastCutoff: 1 });
     expect(o.kafkaError).toBeNull();
-    expect(o.consumers!.map((c) => c.group).sort()).toEqual(['catalog.card-projection', 'chessboard.crm-property-object-status', 'crm.property-object-projection', 'messenger.deal-chat', 'notifications.booking-events']);
+    expect(o.consumers!.map((c) => c.group).sort()).toEqual(['catalog.card-projection', 'chessboard.crm-property-object-status', 'crm.property-object-projection', 'messenger.deal-chat', 'notifications.booking-events', 'rewards.booking-events']);
     expect(o.dlq!.every((d) => d.size === 0)).toBe(true);
     expect(o.jobs.map((j) => j.name)).toContain('reconciliation');
     expect(o.jobs.find((j) => j.name === 'booking-expiration')!.lastRun).toMatchObject({ status: 'failed', error: 'Error: boom', durationMs: 100 });

@@ -6,7 +6,7 @@ import type { Db, DbOrTx } from '../../platform/db';
 import type { Env } from '../../platform/env';
 import { AppError, isAppError } from '../../platform/errors';
 import { createIdempotentProducer } from '../../platform/kafka/client';
-import { dlqTopic, withPrefix } from '../../platform/kafka/topics';
+import { dlqTopic, REQUEUE_FOR_HEADER, withPrefix } from '../../platform/kafka/topics';
 import type { Logger } from '../../platform/logger';
 import { forgetRejectedMessage as forgetCatalogRejection } from '../../catalog/inbox-replay';
 import { resolveHoldMismatch } from '../../chessboard/commands';
@@ -14,8 +14,9 @@ import { forgetRejectedMessage as forgetChessboardRejection } from '../../chessb
 import { forgetRejectedMessage as forgetCrmRejection } from '../../crm/inbox-replay';
 import { forgetRejectedMessage as forgetMessengerRejection } from '../../messenger/inbox-replay';
 import { forgetRejectedMessage as forgetNotificationsRejection } from '../../notifications/inbox-replay';
+import { forgetRejectedMessage as forgetRewardsRejection } from '../../rewards/inbox-replay';
 import type { ConsumerDefinition } from '../../platform/kafka/consumer-runner';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../../platform/audit';
 import { dlqMessages } from '../schema';
 import { consumerGroups, dlqTopicOffsets, opsKafka, type PartitionOffsets } from './kafka-admin';
 import type { TenantScope } from './sql';
@@ -24,8 +25,9 @@ import type { TenantScope } from './sql';
  * The dead-letter queues (`<group>.dlq`, one per consumer group). The dashboard reads them into
  * ops.dlq_messages — from the last cached offset to the end offset, with a throwaway consumer group that
  * never commits — so listing, deciding and counting are plain SQL and survive Kafka's retention.
- * A decision (requeue / discard) hides the record; a requeued message that fails again comes back as
- * a new DLQ record.
+ * A decision (requeue / discard) hides the record. A requeue goes to the rejecting group only; if the
+ * message fails there again, its new DLQ record takes the old one's place in the list (one row, its
+ * attempts counted) — the DLQ has no automatic retry, the next attempt is always an operator's requeue.
  */
 
 export const DLQ_ERRORS = {
@@ -74,6 +76,18 @@ export function toDlqRow(group: string, topic: string, partition: number, messag
     tenantId: uuid(envelope.tenantId),
     failedAt: failedAt && !Number.isNaN(failedAt.getTime()) ? failedAt : null,
   };
+}
+
+/** The record a requeued copy came from (`ops.requeued-from`, set by requeue): this record is its next attempt. */
+async function withAttempts<R extends ReturnType<typeof toDlqRow>>(db: DbOrTx, row: R): Promise<R & { attempts: number; firstFailedAt: Date | null; retryOf: string | null }> {
+  const from = row.headers['ops.requeued-from'];
+  const m = from ? /^(.+)\/(\d+)\/(\d+)$/.exec(from) : null;
+  if (!m) return { ...row, attempts: 1, firstFailedAt: row.failedAt, retryOf: null };
+  const [prior] = await db.select({ attempts: dlqMessages.attempts, firstFailedAt: dlqMessages.firstFailedAt, failedAt: dlqMessages.failedAt, consumerGroup: dlqMessages.consumerGroup })
+    .from(dlqMessages)
+    .where(and(eq(dlqMessages.topic, m[1]!), eq(dlqMessages.partition, Number(m[2])), eq(dlqMessages.offset, Number(m[3]))));
+  if (!prior || prior.consumerGroup !== row.consumerGroup) return { ...row, attempts: 1, firstFailedAt: row.failedAt, retryOf: null };
+  return { ...row, attempts: prior.attempts + 1, firstFailedAt: prior.firstFailedAt ?? prior.failedAt ?? row.failedAt, retryOf: from! };
 }
 
 export interface DlqSyncResult {
@@ -127,7 +141,7 @@ export async function syncDlqMessages(db: Db, env: Env, logger?: Logger, opts: {
         if (!w) return;
         const offset = Number(message.offset);
         if (offset >= w.start && offset < w.end) {
-          await db.insert(dlqMessages).values(toDlqRow(groupOf.get(topic)!, topic, partition, message)).onConflictDoNothing();
+          await db.insert(dlqMessages).values(await withAttempts(db, toDlqRow(groupOf.get(topic)!, topic, partition, message))).onConflictDoNothing();
           read++;
         }
         if (offset >= w.end - 1) {
@@ -222,6 +236,10 @@ export interface DlqMessageRow {
   firstSeenAt: Date | null;
   lastSeenAt: Date | null;
   occurrences: number;
+  /** deliveries to this group that ended in its DLQ (the first one and every requeue that failed again) */
+  attempts: number;
+  /** the next attempt: only an operator's requeue ('manual'), or a requeued copy not failed so far ('requeued') */
+  nextRetry: 'manual' | 'requeued' | 'none';
   decision: string | null;
   decidedAt: Date | null;
   decidedBy: string | null;
@@ -250,6 +268,7 @@ export async function listDlqMessages(
     ) hm ON d.error_code = 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH'
     LEFT JOIN chessboard.property_objects po ON po.id = hm.property_object_id
     WHERE ${input.includeDecided ? sql`TRUE` : sql`d.decision IS NULL`}
+      AND NOT EXISTS (SELECT 1 FROM ${dlqMessages} n WHERE n.retry_of = d.topic || '/' || d.partition || '/' || d."offset")
       AND ${input.group ? sql`d.consumer_group = ${input.group}` : sql`TRUE`}
       AND ${input.scope === null ? sql`TRUE` : sql`d.tenant_id = ${input.scope}`}
     ORDER BY d.failed_at DESC NULLS LAST, d.topic, d.partition, d."offset" DESC
@@ -270,9 +289,11 @@ export async function listDlqMessages(
     messageId: (r.message_id as string | null) ?? null,
     aggregateId: (r.aggregate_id as string | null) ?? null,
     tenantId: (r.tenant_id as string | null) ?? null,
-    firstSeenAt: toDate(r.first_seen ?? r.failed_at),
+    firstSeenAt: toDate(r.first_seen ?? r.first_failed_at ?? r.failed_at),
     lastSeenAt: toDate(r.last_seen ?? r.failed_at),
     occurrences: r.occurrences === null || r.occurrences === undefined ? 1 : Number(r.occurrences),
+    attempts: Number(r.attempts ?? 1),
+    nextRetry: r.decision === null || r.decision === undefined ? 'manual' : r.decision === 'requeued' ? 'requeued' : 'none',
     decision: (r.decision as string | null) ?? null,
     decidedAt: toDate(r.decided_at),
     decidedBy: (r.decided_by as string | null) ?? null,
@@ -342,13 +363,14 @@ export async function requeueDlqMessage(db: Db, env: Env, input: DecisionInput, 
   return withProducer(env, logger, (send) => requeueWith(db, send, input));
 }
 
-/** Each inbox's owner forgets a rejection through its own command (issue #18: ops writes no inbox). */
+/** Each inbox's owner forgets a rejection through its own command (ops writes no inbox). */
 export const INBOX_REPLAY: Record<ConsumerDefinition['inbox'], (tx: DbOrTx, input: { consumer: string; messageId: string }) => Promise<void>> = {
   catalog: forgetCatalogRejection,
   chessboard: forgetChessboardRejection,
   crm: forgetCrmRejection,
   messenger: forgetMessengerRejection,
   notifications: forgetNotificationsRejection,
+  rewards: forgetRewardsRejection,
 };
 
 async function requeueWith(db: Db, send: SendCopy, input: DecisionInput): Promise<{ originalTopic: string; messageId: string | null }> {
@@ -359,7 +381,8 @@ async function requeueWith(db: Db, send: SendCopy, input: DecisionInput): Promis
     const group = consumerGroups().find((c) => c.group === row.consumerGroup);
     if (row.messageId && group) await INBOX_REPLAY[group.inbox](tx, { consumer: row.consumerGroup, messageId: row.messageId });
     await recordDecision(tx, row, 'requeued', input, now);
-    await send({ topic: row.originalTopic, key: row.key, value: row.value, headers: { ...row.headers, 'ops.requeued-from': `${row.topic}/${row.partition}/${row.offset}` } });
+    // for the rejecting group only: the other groups on the topic took the original already
+    await send({ topic: row.originalTopic, key: row.key, value: row.value, headers: { ...row.headers, 'ops.requeued-from': `${row.topic}/${row.partition}/${row.offset}`, [REQUEUE_FOR_HEADER]: row.consumerGroup } });
     return { originalTopic: row.originalTopic, messageId: row.messageId };
   });
 }

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DAY_MS, insertObjectCard, insertProjectCard } from '../../catalog/test-fixtures';
+import { DAY_MS, insertObjectCard, insertProjectCard } from '../../../test/fixtures/catalog.fixtures';
 import { createKafka } from '../../platform/kafka/client';
 import { JobScheduler } from '../../platform/jobs/scheduler';
 import { JOB_NAMES, type JobDefinition } from '../../platform/jobs/types';
-import { createTestContext, type TestContext } from '../../testing/harness';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
 import { nextFireTime } from './jobs';
 import { closeOpsKafka } from './kafka-admin';
-import { actorOf, auditRows, DAY, errorOf, HOUR, insertJobRun, insertObject, insertWorld, MIN, opsCaller } from './test-fixtures';
+import { actorOf, auditRows, DAY, errorOf, HOUR, insertJobRun, insertObject, insertWorld, MIN, opsCaller } from '../../../test/fixtures/ops-dashboard.fixtures';
 
 let t: TestContext;
 beforeAll(async () => { t = await createTestContext({ kafka: true }); });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../../testing/harness';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
 import { closeOpsKafka, consumerLag, isConnectionError, opsAdminConnects, topicOffsets } from './kafka-admin';
 
 /**

@@ -1,6 +1,7 @@
 import type { Admin, Kafka } from 'kafkajs';
-import { consumers } from '../../consumers';
+import { registeredConsumers } from '../../platform/registry';
 import type { Env } from '../../platform/env';
+import type { ConsumerDefinition } from '../../platform/kafka/consumer-runner';
 import { createKafka } from '../../platform/kafka/client';
 import { dlqTopic, withPrefix } from '../../platform/kafka/topics';
 import type { Logger } from '../../platform/logger';
@@ -121,8 +122,8 @@ export interface GroupLag {
 }
 
 /** Every consumer group the worker runs, with the topics it consumes (unprefixed). */
-export function consumerGroups(): { group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications'; topics: string[] }[] {
-  return consumers.map((c) => ({ group: c.name, inbox: c.inbox, topics: [...c.topics] }));
+export function consumerGroups(): { group: string; inbox: ConsumerDefinition['inbox']; topics: string[] }[] {
+  return registeredConsumers().map((c) => ({ group: c.name, inbox: c.inbox, topics: [...c.topics] }));
 }
 
 /**

@@ -4,11 +4,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contracts, eventTypes } from '../../contracts';
 import { createKafka, toHeaders } from '../../platform/kafka/client';
 import { TOPICS, withPrefix } from '../../platform/kafka/topics';
-import { createTestContext, type TestContext } from '../../testing/harness';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
 import { syncDlqMessages, toDlqRow } from './dlq';
 import { closeOpsKafka } from './kafka-admin';
 import { estimateConsumerTimeLag } from './messaging-queries';
-import { actorOf, auditRows, errorOf, insertOutboxRow, insertWorld, MIN, opsCaller } from './test-fixtures';
+import { actorOf, auditRows, errorOf, insertOutboxRow, insertWorld, MIN, opsCaller } from '../../../test/fixtures/ops-dashboard.fixtures';
 
 let t: TestContext;
 let kafka: Kafka;

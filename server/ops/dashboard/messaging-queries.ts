@@ -89,7 +89,7 @@ export async function listFailingOutboxRows(db: DbOrTx, input: { outbox: OutboxN
  */
 export async function estimateConsumerTimeLag(
   db: DbOrTx,
-  input: { now: Date; group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications'; topics: string[] },
+  input: { now: Date; group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications' | 'rewards'; topics: string[] },
 ): Promise<number | null> {
   const byOutbox = new Map<OutboxName, string[]>();
   for (const t of input.topics) {

@@ -49,6 +49,15 @@ export interface Overview {
   alerts: Alert[];
   thresholds: typeof THRESHOLDS;
   trends: Record<string, TrendPoint[]>;
+  /** where the dashboard's figures were read, and how far behind the primary that was */
+  replication: ReplicationStatus;
+}
+
+export interface ReplicationStatus {
+  /** 'replica': DATABASE_READ_URL (a standby); 'primary': no read replica configured, or it is not in recovery */
+  readFrom: 'primary' | 'replica';
+  /** seconds of primary commits the replica has not replayed yet (0 when it has replayed all it received); null on the primary */
+  lagSeconds: number | null;
 }
 
 /** Names of the sampled series (also the keys of `trends`). */
@@ -69,6 +78,8 @@ const TENANT_SERIES = new Set<string>([SERIES.holdsPastGrace, SERIES.holdsInGrac
 
 export interface OverviewDeps {
   database: Database;
+  /** the read replica (DATABASE_READ_URL): every figure is read there; only the samples are written to `database` */
+  readDatabase?: Database;
   env: Env;
   logger?: Logger;
 }
@@ -77,9 +88,9 @@ export async function getOverview(
   deps: OverviewDeps,
   input: { now?: Date; scope: TenantScope; sample?: boolean; trendWindowMs?: number; extraSamples?: Samples },
 ): Promise<Overview> {
-  const { db } = deps.database;
+  const { db } = deps.readDatabase ?? deps.database;
   const now = input.now ?? new Date();
-  const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, controls, report] = await Promise.all([
+  const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, controls, report, replication] = await Promise.all([
     getStuckHoldsSummary(db, { now, graceMs: deps.env.HOLD_EXPIRATION_GRACE_MS, scope: input.scope }),
     getLostReleaseCounts(db, { now, scope: input.scope }),
     getHoldMismatchCounts(db, { now, scope: input.scope }),
@@ -89,6 +100,7 @@ export async function getOverview(
     jobControls(db),
     // one query for both screens: the overview counts exactly what the reconciliation page lists
     runReconciliation(db, { now, scope: input.scope }),
+    replicationStatus(deps.readDatabase ?? deps.database),
   ]);
 
   let consumers: ConsumerGroupStatus[] | null = null;
@@ -101,7 +113,8 @@ export async function getOverview(
       ...l,
       estimatedLagMs: l.lag > 0 ? await estimateConsumerTimeLag(db, { now, group: l.group, inbox: groups.get(l.group)!.inbox, topics: groups.get(l.group)!.topics }) : null,
     })));
-    dlq = await getDlqSizes(db, deps.env, await dlqTopicOffsets(deps.env));
+    // getDlqSizes records what it finds on the DLQ topics: a write, so on the primary
+    dlq = await getDlqSizes(deps.database.db, deps.env, await dlqTopicOffsets(deps.env));
   } catch (e) {
     kafkaError = e instanceof Error ? e.message : String(e);
     deps.logger?.warn({ err: { message: kafkaError } }, 'ops overview: Kafka admin unavailable');
@@ -131,7 +144,7 @@ export async function getOverview(
   Object.assign(samples, input.extraSamples ?? {});
   // only cross-tenant figures make history: a tenant-scoped read would mix scopes in one series
   if (input.sample !== false && input.scope === null) {
-    await recordSamples(db, samples, now).catch((e) => deps.logger?.warn({ err: { message: String(e) } }, 'ops overview: could not record samples'));
+    await recordSamples(deps.database.db, samples, now).catch((e) => deps.logger?.warn({ err: { message: String(e) } }, 'ops overview: could not record samples'));
   }
 
   const names = Object.keys(samples).filter((n) => input.scope === null || !TENANT_SERIES.has(n));
@@ -155,6 +168,20 @@ export async function getOverview(
 
   return {
     asOf: now, tenantScope: input.scope, stuckHolds, lostReleases, holdMismatches, outboxes, consumers, dlq, kafkaError, delisted,
-    jobs, reconciliation, alerts, thresholds: THRESHOLDS, trends,
+    jobs, reconciliation, alerts, thresholds: THRESHOLDS, trends, replication,
   };
+}
+
+/**
+ * Whether `database` is a standby and how far behind: the age of the last primary commit it replayed,
+ * counted only while WAL it has received is still waiting to be replayed (an idle primary sends no
+ * commits, and a replica that replayed everything is not behind however old its last commit is).
+ */
+export async function replicationStatus(database: Database): Promise<ReplicationStatus> {
+  const [r] = await database.sql<{ replica: boolean; lag: number | null }[]>`
+    SELECT pg_is_in_recovery() AS replica,
+           CASE WHEN NOT pg_is_in_recovery() THEN NULL
+                WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+                ELSE greatest(0, extract(epoch FROM now() - pg_last_xact_replay_timestamp()))::float8 END AS lag`;
+  return r!.replica ? { readFrom: 'replica', lagSeconds: r!.lag === null ? null : Math.round(r!.lag * 10) / 10 } : { readFrom: 'primary', lagSeconds: null };
 }

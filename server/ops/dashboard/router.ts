@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { storableDate } from '../../platform/date-input';
 import { tenantScope } from '../../auth/actor';
 import { JOB_NAMES } from '../../platform/jobs/types';
+import { readDatabaseOf } from '../../trpc/context';
 import { roleProcedure, router } from '../../trpc/init';
 import { CRM_BOOKING_CHOICES, releaseHoldChecked } from '../booking-repairs';
 import { repairDivergence, repairReconciliation, runJobNow, setJobPaused } from './commands';
@@ -27,7 +29,7 @@ const dlqRefs = z.array(z.object(dlqRef)).min(1).max(100);
 
 export const opsDashboardRouter = router({
   overview: readProcedure.query(({ ctx }) =>
-    getOverview({ database: ctx.database, env: ctx.env, logger: ctx.logger }, { scope: tenantScope(ctx.actor) })),
+    getOverview({ database: ctx.database, readDatabase: readDatabaseOf(ctx), env: ctx.env, logger: ctx.logger }, { scope: tenantScope(ctx.actor) })),
 
   stuckHolds: readProcedure
     .input(z.object({
@@ -40,14 +42,14 @@ export const opsDashboardRouter = router({
       sort: z.enum(STUCK_HOLD_SORTS).default('overdue'),
       dir: z.enum(['asc', 'desc']).default('desc'),
     }).default({ phase: 'all', sort: 'overdue', dir: 'desc' }))
-    .query(({ ctx, input }) => stuckHoldsView(ctx, { scope: tenantScope(ctx.actor), filter: { ...input, number: input.number || undefined } })),
+    .query(({ ctx, input }) => stuckHoldsView({ ...ctx, database: readDatabaseOf(ctx) }, { scope: tenantScope(ctx.actor), filter: { ...input, number: input.number || undefined } })),
 
   holdReleases: readProcedure
     .input(z.object({
       source: z.enum(['ExpirationJob', 'Manual', 'all']).default('ExpirationJob'),
       rangeHours: z.number().int().min(1).max(24 * 90).default(24 * 7),
     }).default({ source: 'ExpirationJob', rangeHours: 24 * 7 }))
-    .query(({ ctx, input }) => holdReleasesView(ctx, { scope: tenantScope(ctx.actor), ...input })),
+    .query(({ ctx, input }) => holdReleasesView({ ...ctx, database: readDatabaseOf(ctx) }, { scope: tenantScope(ctx.actor), ...input })),
 
   jobs: readProcedure.query(({ ctx }) => listJobs(ctx.database.db, ctx.env)),
 
@@ -55,8 +57,8 @@ export const opsDashboardRouter = router({
     .input(z.object({
       job: z.enum(JOB_NAMES),
       statuses: z.array(z.enum(JOB_RUN_STATUSES)).max(4).optional(),
-      from: z.date().optional(),
-      to: z.date().optional(),
+      from: storableDate().optional(),
+      to: storableDate().optional(),
       beforeId: z.number().int().positive().optional(),
       limit: z.number().int().min(1).max(500).default(100),
     }))

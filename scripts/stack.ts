@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './infra/index';
+import { envSchema } from '../server/platform/env';
 
 /** Helpers shared by `npm start`, `npm test` and the bench: build and run web + worker as child processes. */
 
@@ -99,4 +100,15 @@ export function localProfileDataKey(dataRoot: string): string {
   const key = crypto.randomBytes(32).toString('base64');
   fs.writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return key;
+}
+
+/**
+ * web and worker write to this terminal: readable lines for a person at a TTY, JSON when the output is
+ * piped (a log shipper, a test reading it) or when LOG_FORMAT says so.
+ */
+export function startLogFormat(configured: string | undefined, isTTY: boolean): 'json' | 'pretty' {
+  if (configured === undefined || configured === '') return isTTY ? 'pretty' : 'json';
+  const parsed = envSchema.shape.LOG_FORMAT.safeParse(configured);
+  if (!parsed.success) throw new Error(`invalid configuration: LOG_FORMAT ${parsed.error.issues[0]?.message} (got "${configured}")`);
+  return parsed.data;
 }

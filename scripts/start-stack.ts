@@ -3,7 +3,7 @@ import { freePort } from './infra/postgres';
 import { envSchema } from '../server/platform/env';
 import { runMigrations } from '../server/platform/migrate';
 import { seed } from './seed';
-import { buildWeb, localProfileDataKey, startProcess, waitForHttp, type Proc } from './stack';
+import { buildWeb, localProfileDataKey, startLogFormat, startProcess, waitForHttp, type Proc } from './stack';
 
 /**
  * `npm start`: PostgreSQL and Kafka (started here unless DATABASE_URL / KAFKA_BROKERS are set),
@@ -44,12 +44,13 @@ async function main(): Promise<void> {
     PROFILE_DATA_KEY: localProfileDataKey(process.env.PIN_DATA_DIR || DATA_DIR),
     WORKER_METRICS_PORT: process.env.WORKER_METRICS_PORT ?? String(await portOr(9464)),
     WEB_METRICS_PORT: process.env.WEB_METRICS_PORT ?? String(await portOr(9465)),
+    LOG_FORMAT: startLogFormat(process.env.LOG_FORMAT, Boolean(process.stdout.isTTY)),
   };
   if (withWeb) await buildWeb(env, log, process.argv.includes('--rebuild'));
   // node with tsx's loader, not the tsx CLI: the CLI SIGKILLs its child when a relayed SIGTERM is not
   // acknowledged within 30 ms, which would cut the worker's shutdown short on a busy machine
-  const procs: Proc[] = [startProcess('worker', process.execPath, ['--import', 'tsx', 'server/worker.ts'], env)];
-  if (withWeb) procs.push(startProcess('web', process.execPath, ['--import', 'tsx', 'scripts/web-server.ts', '-p', String(port), '-H', '127.0.0.1'], env));
+  const procs: Proc[] = [startProcess('worker', process.execPath, ['--import', 'tsx', 'server/main/worker.ts'], env)];
+  if (withWeb) procs.push(startProcess('web', process.execPath, ['--import', 'tsx', 'server/main/web-server.ts', '-p', String(port), '-H', '127.0.0.1'], env));
   let stopping = false;
   const stop = async (code = 0) => {
     if (stopping) return;

@@ -7,6 +7,7 @@ import { ensureTopics } from '../../server/platform/kafka/topics';
 import { startLocalKafka } from './kafka';
 import { startLocalKafkaCluster, type LocalKafkaCluster } from './kafka-cluster';
 import { startLocalPostgres } from './postgres';
+import { startReplicatedPostgres, type ReplicatedPostgres } from './postgres-replicated';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DATA_DIR = path.join(REPO_ROOT, '.data');
@@ -19,6 +20,8 @@ export interface Infra {
   startedKafka: boolean;
   /** the local cluster, when `brokers` > 1 started one (its nodes can be killed and restarted) */
   kafkaCluster?: LocalKafkaCluster;
+  /** the local primary + synchronous replica, when `pgReplicas` started them (`databaseUrl` is then the multi-host URL) */
+  postgresReplicated?: ReplicatedPostgres;
   /** Kafka (controlled shutdown, killed after `kafkaTimeoutMs`), then PostgreSQL */
   stop(opts?: { kafkaTimeoutMs?: number }): Promise<void>;
 }
@@ -35,6 +38,8 @@ export async function ensureInfra(opts: {
   dataRoot?: string;
   /** local Kafka nodes to start when KAFKA_BROKERS is not set (default 1; 3 = a replicated cluster) */
   brokers?: number;
+  /** streaming replicas of the local PostgreSQL when DATABASE_URL is not set (default 0; 1 = a synchronous replica) */
+  pgReplicas?: number;
 }): Promise<Infra> {
   const log = opts.log ?? ((l: string) => console.log(`[infra] ${l}`));
   // throwaway profiles get a folder per process, so concurrent test runs never share (or wipe) each other's data
@@ -47,13 +52,18 @@ export async function ensureInfra(opts: {
   const startedPostgres = !databaseUrl;
   const startedKafka = !kafkaBrokers;
   let kafkaCluster: LocalKafkaCluster | undefined;
+  let postgresReplicated: ReplicatedPostgres | undefined;
   const kafkaNodes = opts.brokers ?? 1;
   try {
     const [pg, kafka] = await Promise.all([
       databaseUrl
         ? null
-        : (log('DATABASE_URL not set: starting embedded PostgreSQL'),
-          startLocalPostgres({ dataDir: dir('pg'), fresh: opts.fresh || throwaway, log })),
+        : opts.pgReplicas
+          ? (log('DATABASE_URL not set: starting a PostgreSQL primary and a synchronous streaming replica'),
+            startReplicatedPostgres({ dataDir: dir('pg-replicated'), fresh: opts.fresh || throwaway, log })
+              .then((r) => { postgresReplicated = r; return { url: r.url, stop: r.stop }; }))
+          : (log('DATABASE_URL not set: starting embedded PostgreSQL'),
+            startLocalPostgres({ dataDir: dir('pg'), fresh: opts.fresh || throwaway, log })),
       kafkaBrokers
         ? null
         : kafkaNodes > 1
@@ -76,6 +86,7 @@ export async function ensureInfra(opts: {
     startedPostgres,
     startedKafka,
     kafkaCluster,
+    postgresReplicated,
     // Kafka first, then PostgreSQL, one after the other (each logs when it is down)
     stop: async (stopOpts = {}) => {
       for (const s of [...stops].reverse()) {
@@ -84,7 +95,7 @@ export async function ensureInfra(opts: {
         log(`${s.name} stopped (${Date.now() - t0} ms)`);
       }
       stops.length = 0;
-      if (throwaway) for (const kind of ['pg', 'kafka']) fs.rmSync(dir(kind), { recursive: true, force: true });
+      if (throwaway) for (const kind of ['pg', 'pg-replicated', 'kafka']) fs.rmSync(dir(kind), { recursive: true, force: true });
     },
   };
 }
@@ -121,11 +132,15 @@ export function takeOverSignals(handler: (signal: NodeJS.Signals) => void): void
 
 export const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 
-/** A URL to another database on the same server. */
+/**
+ * A URL to another database on the same server(s). Not through `new URL()`: a multi-host URL
+ * (`postgres://u@h1:p1,h2:p2/db?target_session_attrs=primary`, a primary and its replica) is not a
+ * WHATWG URL; its hosts and query are kept as they are.
+ */
 export function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
+  const m = /^(postgres(?:ql)?:\/\/[^/?]*)(\/[^?]*)?(\?.*)?$/.exec(url);
+  if (!m) throw new Error(`not a postgres:// URL: ${redact(url)}`);
+  return `${m[1]}/${encodeURIComponent(database)}${m[3] ?? ''}`;
 }
 
 /** Creates the database if it does not exist. */

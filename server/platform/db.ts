@@ -1,5 +1,4 @@
 import { getTableColumns, sql, type SQL, type Table } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 // no relational schema: the code queries with the SQL builder over the contexts' own table objects
@@ -21,50 +20,39 @@ export const uuidArray = (ids: readonly string[]): SQL => sql`${`{${ids.join(','
  * types, then Bind + Execute. Worse, in a transaction that wait puts the connection in postgres.js's
  * "full" queue, so statements issued together are no longer pipelined: each waits for the one before
  * it. A named statement (drizzle's `.prepare(name)` → postgres.js `prepare: true`) is described once per
- * connection and then sent as Bind + Execute in one round trip, pipelined with its neighbours. Measured
- * in a transaction of four statements sent together: 8–10 ms → 2.8 ms (issue #17).
+ * connection and then sent as Bind + Execute in one round trip, pipelined with its neighbours (docs/decisions/0016).
  *
  * Only fixed-shape statements are run this way (postgres.js keeps one prepared statement per distinct
  * SQL text on each connection, without a bound): never a statement whose text grows with its input
  * (`inArray` over a list, a multi-row VALUES).
  */
-const preparingDialect = new PgDialect();
-
-/** `db.execute(query)` as a named (prepared) statement; `query` must have a fixed shape (see above). */
-export function executePrepared<Row extends Record<string, unknown> = Record<string, unknown>>(db: DbOrTx, name: string, query: SQL): Promise<Row[]> {
-  return db._.session.prepareQuery(preparingDialect.sqlToQuery(query), undefined, name, false).execute() as Promise<Row[]>;
-}
 
 /**
- * A fixed-shape drizzle query built ONCE per process, its values left as `sql.placeholder(name)`s, and
- * run prepared (see above) on the db or transaction of each call: building a query (drizzle's SQL
- * chunks, column lists, the row mapping) was the largest share of drizzle's CPU per command. `build` is
- * called once, on the first caller's db; each call runs the built statement on its own caller's
- * connection. For reads whose shape never changes (a lookup by key, a row lock).
+ * A fixed-shape drizzle query, its values left as `sql.placeholder(name)`s, run as the named prepared
+ * statement `name` on the db or transaction of each call, with drizzle's public `.prepare(name)`: a
+ * prepared query is bound to the connection of the db it was built on, so it is built for each db or
+ * transaction it runs on, and kept for that one (the pool's, once per process; a transaction's, for
+ * its later calls). For reads whose shape never changes (a lookup by key, a row lock).
  */
 export function preparedQuery<P extends { execute(values?: Record<string, unknown>): Promise<unknown> }>(
   name: string,
   build: (db: DbOrTx) => { prepare(name: string): P },
 ): (db: DbOrTx, values: Record<string, unknown>) => ReturnType<P['execute']> {
-  let built: P | undefined;
+  const byDb = new WeakMap<DbOrTx, P>();
   return (db, values) => {
-    built ??= build(db).prepare(name);
-    // the statement text, its parameters' order and the row mapping are the built query's; only the
-    // connection (drizzle's postgres.js session client: the pool, or the transaction's) is the caller's
-    const onCaller = Object.create(built) as P & { client: postgres.Sql };
-    onCaller.client = (db._.session as unknown as { client: postgres.Sql }).client;
-    return onCaller.execute(values) as ReturnType<P['execute']>;
+    let built = byDb.get(db);
+    if (!built) byDb.set(db, (built = build(db).prepare(name)));
+    return built.execute(values) as ReturnType<P['execute']>;
   };
 }
 
 /**
- * A fixed-shape write (INSERT or UPDATE) built ONCE per process like preparedQuery: `build` gets one
+ * A fixed-shape write (INSERT or UPDATE) run prepared like preparedQuery: `build` gets one
  * placeholder per column in `keys` (named by the column's key) for the row's values, and may add
  * placeholders of its own (a WHERE's) that each call passes in `params`. Each call encodes the row's
  * values as drizzle does for a plain value (null stays null, anything else through the column's
  * mapToDriverValue: a Date → ISO text, jsonb → JSON text) and runs the statement prepared on its own
- * caller's connection. Building an INSERT of ~20 columns cost ~50–70 µs of drizzle per statement and
- * call (issue #17, booking-commands); this costs a lookup per column.
+ * caller's connection.
  *
  * Every key of `keys` must have a value: an `undefined` throws instead of meaning DEFAULT (a built
  * statement has one shape; a column left to its default is one not in `keys`).
@@ -116,7 +104,7 @@ export function createDatabase(url: string, opts: { max?: number; applicationNam
  *
  * Why the startup packet is padded past 1 KB: postgres.js 3.4.x leaves a connection half-broken when
  * it closes while a small write is pending (a transaction's ROLLBACK after CONNECTION_CLOSED, or a
- * statement queued just before a PostgreSQL restart — porsager/postgres#1154, #1208): the stale bytes
+ * statement queued just before a PostgreSQL restart — porsager/postgres#1154 and porsager/postgres#1208): the stale bytes
  * stay buffered and the flush timer stays set, so on every reconnect its StartupMessage is buffered
  * behind them and never sent — each query routed to that connection waits for connect_timeout (30 s)
  * and fails, for minutes. A write of 1 KB or more is flushed at once, so with a StartupMessage that
@@ -128,6 +116,7 @@ export function connectPostgres(url: string, opts: { max: number; applicationNam
   return postgres(url, {
     max: opts.max,
     onnotice: () => {},
+    backoff: reconnectBackoffSeconds,
     ...(opts.onclose ? { onclose: opts.onclose } : {}),
     connection: { application_name: opts.applicationName, 'pin.startup_padding': STARTUP_PADDING },
   });
@@ -135,7 +124,20 @@ export function connectPostgres(url: string, opts: { max: number; applicationNam
 const STARTUP_PADDING = 'x'.repeat(1024);
 
 /**
- * postgres.js 3.4.x (porsager/postgres#1154, #1208): when a connection closes while a transaction is
+ * Seconds a connection waits before it reconnects after an error, given the pool's count of failed
+ * connections. postgres.js's default grows as 3^n / 100 s up to 20 s, and n is shared by the whole pool:
+ * an outage of a few seconds fails every connection several times, so once PostgreSQL is back the pool
+ * still waits 5–20 s before it tries again and every request meanwhile hangs. Capped at half a second
+ * (with jitter, so a pool does not reconnect in lockstep): the web answers within a second or two of the
+ * database accepting connections, at the price of a few connection attempts a second while it is down.
+ */
+export function reconnectBackoffSeconds(failures: number): number {
+  return Math.min(0.05 * 2 ** failures, MAX_RECONNECT_BACKOFF_S) * (0.5 + Math.random() / 2);
+}
+export const MAX_RECONNECT_BACKOFF_S = 0.5;
+
+/**
+ * postgres.js 3.4.x (porsager/postgres#1154 and porsager/postgres#1208): when a connection closes while a transaction is
  * open, postgres.js itself writes the ROLLBACK (or the next statement of the transaction) to the closed
  * connection from a setImmediate callback, which throws this TypeError outside any promise. The
  * transaction's caller has already been rejected (CONNECTION_CLOSED) and the pool reconnects on the next

@@ -9,7 +9,15 @@ const durationMs = (def: number) => z.coerce.number().int().positive().default(d
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL'),
+  // a multi-host URL (a primary and its standbys) names target_session_attrs=primary: postgres.js 3.4 judges
+  // `read-write` by default_transaction_read_only, which is off on a hot standby, and would keep a session there
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .refine((v) => !/[?&]target_session_attrs=read-write(&|$)/.test(v), 'target_session_attrs=primary, not read-write (postgres.js would stay on a standby)'),
+  /**
+   * Optional: a read replica for the ops dashboard's reads (the overview, stuck holds, hold releases),
+   * which then also shows how far the replica is behind. Empty: the dashboard reads the primary.
+   */
+  DATABASE_READ_URL: z.union([z.literal(''), z.string().regex(/^postgres(ql)?:\/\//, 'empty or a postgres:// URL')]).default(''),
   KAFKA_BROKERS: z
     .string()
     .regex(/^[^,\s:]+:\d+(,[^,\s:]+:\d+)*$/, 'comma-separated host:port list'),
@@ -23,11 +31,17 @@ export const envSchema = z.object({
   /** web and worker: how long a process may take on SIGTERM/SIGINT to finish what it holds before it exits anyway */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
-  /** the web's /metrics on a port of its own (127.0.0.1, served by scripts/web-server.ts); 0 = none */
+  /** the web's /metrics on a port of its own (127.0.0.1, served by server/main/web-server.ts); 0 = none */
   WEB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9465),
   /** if set, /api/metrics on the public port also answers to `Authorization: Bearer <token>`; unset: 404 there */
   WEB_METRICS_TOKEN: z.string().refine((v) => v === '' || v.length >= 32, 'empty or at least 32 characters').default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * json: one JSON object per line, for log shippers (production, tests, piped output). pretty: one
+   * readable line per event for a person at a terminal; `npm start` sets it for web and worker when its
+   * own stdout is a TTY and LOG_FORMAT is unset (scripts/start-stack.ts).
+   */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   SESSION_SECRET: z.string().min(32, 'at least 32 characters').default('dev-only-session-secret-change-me-in-production!!'),
   SESSION_TTL_HOURS: positiveInt(12),
   /**
@@ -36,11 +50,43 @@ export const envSchema = z.object({
    * not read at all; n: the entry n places from the right (server/auth/client-ip.ts).
    */
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /**
+   * 1: the web runs behind a reverse proxy that overwrites X-Forwarded-Host and X-Forwarded-Proto, and the
+   * CSRF check (server/auth/same-origin.ts) believes them. 0 (default): they are not read — any client
+   * can write them. docs/security.md
+   */
+  TRUST_PROXY: z.enum(['0', '1'], '0 or 1').default('0'),
+  /**
+   * The origins the console is served at, comma-separated (`https://console.pin.example`): a mutation's
+   * Origin must be one of them, and the request's Host and forwarded headers are then not read at all.
+   * Empty (default): the request's own Host is the origin. docs/security.md
+   */
+  PUBLIC_ORIGIN: z.string().default('').transform((value, ctx) => {
+    const origins: string[] = [];
+    for (const raw of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const url = URL.canParse(raw) ? new URL(raw) : null;
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash || url.pathname !== '/') {
+        ctx.addIssue({ code: 'custom', message: `"${raw}" is not an origin: comma-separated scheme://host[:port], no path` });
+        return z.NEVER;
+      }
+      origins.push(url.origin);
+    }
+    return origins;
+  }),
 
   // limits of the web API in front of tRPC (app/api/trpc): a larger body is a 413 before it is parsed,
   // a larger batch a 400 before any of its calls runs
   API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   API_MAX_BATCH_CALLS: z.coerce.number().int().min(1).max(100).default(10),
+  // live streams (app/api/events) one session may hold open in a web process; one more is a 429
+  LIVE_STREAMS_PER_SESSION: z.coerce.number().int().min(1).max(10_000).default(8),
+  /**
+   * Per-user token bucket on reads (tRPC queries, server/trpc/read-limit.ts): a query costs 1 token, a heavy
+   * one (the ops dashboard's) 10; the bucket holds READ_LIMIT_BURST and refills READ_LIMIT_PER_SECOND
+   * tokens a second. An empty bucket answers 429 with Retry-After. READ_LIMIT_PER_SECOND=0 turns it off.
+   */
+  READ_LIMIT_PER_SECOND: z.coerce.number().min(0).max(100_000).default(50),
+  READ_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(200),
 
   // booking-expiration (crm-booking-saga: cycle 60 s)
   BOOKING_EXPIRATION_SCHEDULE: z.string().default('0 * * * * *'),
@@ -63,11 +109,14 @@ export const envSchema = z.object({
   DELISTED_RETENTION_MAX_BATCHES_PER_RUN: positiveInt(100),
   DELISTED_RETENTION_MAX_RUN_DURATION_MS: durationMs(20 * 60_000),
 
-  // notifications (issue 20): "deadline soon" when a reserve/booking has less than this left; read ones pruned after the retention
+  // notifications: "deadline soon" when a reserve/booking has less than this left; read ones pruned after the retention
   NOTIFICATIONS_DEADLINE_SOON_SCHEDULE: z.string().default('15 * * * * *'),
   NOTIFICATIONS_DEADLINE_SOON_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(15),
   NOTIFICATIONS_RETENTION_SCHEDULE: z.string().default('0 45 3 * * *'),
   NOTIFICATIONS_RETENTION_MS: durationMs(30 * 24 * 3600_000),
+
+  // reports-daily-rollup: hourly (a day not rolled up yet is read from the bookings, so a late cycle costs speed, not figures)
+  REPORTS_DAILY_ROLLUP_SCHEDULE: z.string().default('0 7 * * * *'),
 
   // outbox relay
   OUTBOX_RELAY_SCHEDULE: z.string().default('*/5 * * * * *'),

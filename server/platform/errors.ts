@@ -50,10 +50,14 @@ export function pgConstraint(e: unknown): string | undefined {
  * SQLSTATE class 08 (connection exception), 57P01–57P03 (shutdown, crash, not accepting connections yet),
  * postgres.js's own connection codes, or the socket's. The request did nothing (its transaction, if any,
  * rolled back with the connection) and may be retried as it is — a 503, not a 500.
+ *
+ * 25006 (read_only_sql_transaction) belongs here too: the app only ever writes to the primary, so a
+ * write refused as read-only means the session is on a server that is (still or again) a standby — a
+ * failover in progress, not a bad request. The refused statement changed nothing.
  */
 export function isDatabaseUnavailable(e: unknown): boolean {
   const code = pgErrorCode(e);
   if (!code) return false;
-  return code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code)
+  return code.startsWith('08') || ['57P01', '57P02', '57P03', '25006'].includes(code)
     || ['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code);
 }

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
-import { executePrepared, preparedQuery, preparedWrite } from './db';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
+import { preparedQuery, preparedWrite } from './db';
 
 /**
- * executePrepared (platform/db.ts): a statement run as a named, server-side prepared statement on the
- * connection of the db or transaction it is given — prepared once per connection and reused, where
- * drizzle's own execute() sends an unnamed statement every time (two round trips, no pipelining).
+ * The hot statements (platform/db.ts, docs/decisions/0016) run as named, server-side prepared statements
+ * through drizzle's public `.prepare(name)`, on the connection of the db or transaction they are given:
+ * prepared once per connection and reused, where drizzle's own execute() sends an unnamed statement every
+ * time (two round trips, no pipelining).
  */
 let t: TestContext;
 beforeAll(async () => {
@@ -22,15 +23,17 @@ afterAll(async () => {
 const preparedOn = async (tx: Parameters<Parameters<TestContext['database']['db']['transaction']>[0]>[0], marker: string) =>
   (await tx.execute(sql`SELECT statement FROM pg_prepared_statements WHERE NOT from_sql AND strpos(statement, ${marker}) > 0`)) as unknown as { statement: string }[];
 
-describe('executePrepared', () => {
+describe('a query builder run with .prepare(name)', () => {
   it('runs in the caller\'s transaction, prepared once on its connection and reused with other values', async () => {
     const marker = `pin_prepared_${randomUUID().replaceAll('-', '')}`;
     await t.database.db.transaction(async (tx) => {
       // the transaction's own uncommitted state is visible: the statement runs on its connection
       await tx.execute(sql`SELECT set_config('pin.test_value', ${marker}, true)`);
-      const text = (v: number) => sql`SELECT current_setting('pin.test_value') AS value, ${v}::int AS v, ${sql.raw(`'${marker}'`)} AS marker`;
-      const [first] = await executePrepared<{ value: string; v: number }>(tx, 'test_prepared', text(1));
-      const [second] = await executePrepared<{ value: string; v: number }>(tx, 'test_prepared', text(2));
+      const run = (v: number) => tx
+        .select({ value: sql<string>`current_setting('pin.test_value')`, v: sql<number>`${v}::int`, marker: sql.raw(`'${marker}'`) })
+        .from(sql`(SELECT 1) AS one`).prepare('test_prepared').execute();
+      const [first] = await run(1);
+      const [second] = await run(2);
       expect(first).toMatchObject({ value: marker, v: 1 });
       expect(second).toMatchObject({ value: marker, v: 2 });
       // one prepared statement for both calls (drizzle's execute() would leave none)
@@ -38,7 +41,7 @@ describe('executePrepared', () => {
     });
   });
 
-  it('drizzle\'s plain execute() of the same text prepares nothing (what executePrepared is for)', async () => {
+  it('drizzle\'s plain execute() of the same text prepares nothing (what .prepare is for)', async () => {
     const marker = `pin_unprepared_${randomUUID().replaceAll('-', '')}`;
     await t.database.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT ${1}::int AS v, ${sql.raw(`'${marker}'`)} AS marker`);
@@ -48,7 +51,7 @@ describe('executePrepared', () => {
 });
 
 describe('preparedQuery', () => {
-  it('builds once, runs on the connection of each caller (its transaction\'s own rows), with each call\'s values', async () => {
+  it('runs on the connection of each caller (its transaction\'s own rows), with each call\'s values; built once per db or transaction', async () => {
     let builds = 0;
     const byMarker = preparedQuery('test_prepared_query', (db) => {
       builds++;
@@ -56,15 +59,20 @@ describe('preparedQuery', () => {
     });
     const run = (n: number) => t.database.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT set_config('pin.test_value', ${`tx-${n}`}, true)`);
-      return byMarker(tx, { n });
+      const [first] = await byMarker(tx, { n });
+      // a second call in the same transaction reuses what the first built
+      expect(await byMarker(tx, { n: n + 100 })).toEqual([{ v: `tx-${n}`, n: n + 100 }]);
+      return [first];
     });
     expect(await run(1)).toEqual([{ v: 'tx-1', n: 1 }]);
     expect(await run(2)).toEqual([{ v: 'tx-2', n: 2 }]);
+    expect(builds).toBe(2);
     // on the pool, outside any transaction: the transactions' local setting is not there ('' once a session has seen it)
     const [pooled] = await byMarker(t.database.db, { n: 3 });
     expect(pooled?.n).toBe(3);
     expect([null, '']).toContain(pooled?.v);
-    expect(builds).toBe(1);
+    await byMarker(t.database.db, { n: 4 });
+    expect(builds).toBe(3);
   });
 });
 
@@ -106,6 +114,7 @@ describe('preparedWrite', () => {
       expect(await read(row.id)).toEqual({ ...row, version: 1 });
       expect({ ...(await read(plain[i]!.id)), id: row.id }).toEqual(await read(row.id));
     }
+    // one transaction: built once for both rows
     expect(builds).toBe(1);
   });
 

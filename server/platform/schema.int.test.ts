@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 
 /** The migration creates every table and index of DESIGN.md; asserted from pg_catalog. */
 let t: TestContext;

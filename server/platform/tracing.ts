@@ -92,7 +92,7 @@ export async function startTracing(
 
 /**
  * The web process (instrumentation.ts at start-up): only the OTEL_* settings are read here; any other
- * bad variable is reported by loadEnv on the first request, as before.
+ * bad variable is reported by loadEnv on the first request, like every other setting of the web.
  */
 export async function startWebTracing(source: Record<string, string | undefined> = process.env): Promise<Tracing> {
   const settings = envSchema.pick({ OTEL_TRACES_EXPORTER: true, OTEL_EXPORTER_OTLP_ENDPOINT: true }).safeParse(source);

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 
 /**
- * Who may read the web's Prometheus scrape (the scrape itself: server/web-services.ts). It is not
- * public: the web server (scripts/web-server.ts) serves it on WEB_METRICS_PORT (127.0.0.1) by passing the request to the /api/metrics route with a secret header
+ * Who may read the web's Prometheus scrape (the scrape itself: server/main/web-services.ts). It is not
+ * public: the web server (server/main/web-server.ts) serves it on WEB_METRICS_PORT (127.0.0.1) by passing the request to the /api/metrics route with a secret header
  * that only this process knows; on the public port the route answers 404 unless WEB_METRICS_TOKEN is
  * set and the request carries it as a bearer token.
  */

@@ -1,7 +1,7 @@
 import superjson from 'superjson';
 import { describe, expect, it } from 'vitest';
-import { insertTenant, insertUser, TEST_PASSWORD } from '../auth/test-fixtures';
-import { testContextForRouteHandlers } from '../testing/harness';
+import { insertTenant, insertUser, TEST_PASSWORD } from '../../test/fixtures/auth.fixtures';
+import { testContextForRouteHandlers } from '../../test/harness/harness';
 
 /** Every answer of the API carries `Cache-Control: no-store` (answers hold user and tenant data). */
 const t = testContextForRouteHandlers();

@@ -6,6 +6,8 @@ import type { Logger } from '../platform/logger';
 
 export interface Context {
   database: Database;
+  /** the read replica (DATABASE_READ_URL), when one is configured: only reads that may lag use it (readDatabaseOf) */
+  readDatabase?: Database;
   env: Env;
   logger: Logger;
   actor: Actor | null;
@@ -23,4 +25,12 @@ export interface Context {
 
 export function createContextFor(base: Pick<Context, 'database' | 'env' | 'logger'>, actor: Actor | null, extra: Partial<Context> = {}): Context {
   return { ...base, actor, correlationId: randomUUID(), sessionId: null, ip: '127.0.0.1', ...extra };
+}
+
+/**
+ * The database for a read that may be a moment behind (the ops dashboard's figures): the read replica
+ * when DATABASE_READ_URL is set, the primary otherwise. Never for a command's reads.
+ */
+export function readDatabaseOf(ctx: Pick<Context, 'database' | 'readDatabase'>): Database {
+  return ctx.readDatabase ?? ctx.database;
 }

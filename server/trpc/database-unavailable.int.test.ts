@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, callerFor, expectTrpcError, httpCall } from '../crm/crm-test-fixtures';
+import { actor, callerFor, expectTrpcError, httpCall } from '../../test/fixtures/crm.fixtures';
 import { createDatabase, type Database } from '../platform/db';
 import { isDatabaseUnavailable } from '../platform/errors';
-import { createTestContext, type TestContext } from '../testing/harness';
+import { createTestContext, type TestContext } from '../../test/harness/harness';
 
 /**
  * A database that cannot be reached is the server's trouble, not the request's, and nothing was done:

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { registry } from '../platform/metrics';
 import { observeTrpcRequest } from './http-metrics';
-import { appRouter } from './root';
+import { appRouter } from '../main/app-router';
 
 const KNOWN = new Set(Object.keys(appRouter._def.procedures));
 

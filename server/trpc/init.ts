@@ -55,6 +55,7 @@ function fieldErrors(e: ZodError): Array<{ field: string; message: string }> {
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
+export const mergeRouters = t.mergeRouters;
 export const middleware = t.middleware;
 
 /**
@@ -67,9 +68,21 @@ export function databaseUnavailableError(cause: unknown): TRPCError {
   return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message, cause: new AppError('DATABASE_UNAVAILABLE', 'SERVICE_UNAVAILABLE', message, { pgCode: pgErrorCode(cause) }) });
 }
 
-/** Domain errors → tRPC codes; anything unexpected is logged and surfaces as a plain 500 without internals. */
-const errorMapping = t.middleware(async ({ ctx, next, path }) => {
-  const result = await next();
+/**
+ * Domain errors → tRPC codes; anything unexpected is logged and surfaces as a plain 500 without internals.
+ *
+ * A query (a read: it changes nothing, so running it twice is harmless) that lost its database
+ * connection is run once more before it is answered 503: on a restart or a failover the connection
+ * that failed was the old server's, and the pool's next one goes to whichever host is the primary now
+ * (the multi-host DATABASE_URL). A mutation is never re-run here — its client retries it with the same
+ * idempotency key once the 503 tells it nothing was changed.
+ */
+const errorMapping = t.middleware(async ({ ctx, next, path, type }) => {
+  let result = await next();
+  if (!result.ok && type === 'query' && result.error.code === 'INTERNAL_SERVER_ERROR' && isDatabaseUnavailable(result.error.cause)) {
+    ctx.logger.warn({ path, code: pgErrorCode(result.error.cause) }, 'database unavailable: read retried once');
+    result = await next();
+  }
   if (!result.ok) {
     const cause = result.error.cause;
     if (isAppError(cause)) {

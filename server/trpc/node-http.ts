@@ -1,17 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { contentSecurityPolicy } from '../auth/content-security-policy';
-import { getServices } from '../web-services';
-import { answerPlainCall, handleTrpcRequest, handleTrpcRequestWithBodyRead, plainCallProcedure, type PlainAnswer } from './http-handler';
+import { STATIC_SECURITY_HEADERS } from '../platform/security-headers.mjs';
+import { getServices } from '../main/web-services';
+import { handleTrpcRequest, handleTrpcRequestWithBodyRead } from './http-handler';
 
 /**
  * /api/trpc/<procedure> served straight from the web server's node:http request, without the Next.js
- * request pipeline (router, proxy, route module, response conversion): issue #17 measured that
- * pipeline at most of the web's CPU per booking command. The handler is the route's own
- * (http-handler.ts: CSRF, limits, session, metric, Cache-Control); this file adds what Next.js added
- * around it — the security headers of next.config.mjs and proxy.ts, and gzip of larger answers.
+ * request pipeline (router, proxy, route module, response conversion): that pipeline is most of the
+ * web's CPU per booking command (docs/decisions/0011). The handler is the route's own — tRPC's fetch
+ * adapter behind http-handler.ts (CSRF, limits, session, metric, Cache-Control) — given a whatwg Request
+ * of the node:http request; this file adds what Next.js added around it: the security headers of
+ * next.config.mjs and proxy.ts, and gzip of larger answers (docs/decisions/0026).
  */
 
 /** One path segment after /api/trpc/, as the route `app/api/trpc/[trpc]` matches; anything else goes to Next.js. */
@@ -20,12 +22,6 @@ export function isTrpcPath(url: string | undefined): boolean {
   return path.startsWith('/api/trpc/') && path.length > '/api/trpc/'.length && !path.includes('/', '/api/trpc/'.length);
 }
 
-// next.config.mjs `headers()` sets these on every answer of Next.js; the API answers carry them too
-const STATIC_SECURITY_HEADERS: ReadonlyArray<[string, string]> = [
-  ['x-content-type-options', 'nosniff'],
-  ['referrer-policy', 'same-origin'],
-  ['x-frame-options', 'DENY'],
-];
 /**
  * Answers from 10 KiB on are gzipped (Next.js gzipped from 1 KiB: a booking command's ~1.5 KiB answer
  * cost more CPU in zlib than in its transaction). A smaller answer fits the first round trip anyway
@@ -57,48 +53,6 @@ function readBody(req: IncomingMessage, max: number): Promise<{ body: Buffer; cu
     const onEnd = () => resolve({ body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), cut: false });
     req.on('data', onData).on('end', onEnd).on('error', reject);
   });
-}
-
-/** A header of the node:http request as `Headers.get` / `has` read it (node has lower-cased the names and joined repeats). */
-class IncomingHeaders {
-  constructor(private readonly raw: IncomingHttpHeaders) {}
-  get(name: string): string | null {
-    const value = this.raw[name.toLowerCase()];
-    if (value === undefined) return null;
-    return Array.isArray(value) ? value.join(', ') : value;
-  }
-  has(name: string): boolean {
-    return this.raw[name.toLowerCase()] !== undefined;
-  }
-}
-
-const UTF8_BOM = [0xef, 0xbb, 0xbf];
-
-/**
- * The request as the route's handler and tRPC's fetch adapter read it — url, method, `headers.get/has`,
- * `signal` and `json()` — over the node:http request and its body already read into one Buffer
- * (within API_MAX_BODY_BYTES). A whatwg `Request` would copy the headers into a `Headers`, wrap the
- * body in a stream and read it out again for `json()`: undici's classes were ~5 % of the web's CPU per
- * command (issue #17). Only these members are read (http-handler.ts, request-limits.ts with
- * `bodyWithinLimit`, tRPC's resolveResponse for JSON calls); a body over the limit still goes as a Request.
- */
-export class ReadJsonRequest {
-  readonly headers: IncomingHeaders;
-  // never aborted, as the Request before it (its own per request: tRPC joins it with AbortSignal.any)
-  readonly signal: AbortSignal = new AbortController().signal;
-  constructor(readonly method: string, readonly url: string, headers: IncomingHttpHeaders, private readonly body: Buffer) {
-    this.headers = new IncomingHeaders(headers);
-  }
-  /** as `Request.text()`: UTF-8, a leading byte-order mark dropped */
-  async text(): Promise<string> {
-    const b = this.body;
-    const bom = b.byteLength >= 3 && b[0] === UTF8_BOM[0] && b[1] === UTF8_BOM[1] && b[2] === UTF8_BOM[2];
-    return b.toString('utf8', bom ? 3 : 0);
-  }
-  /** as `Request.json()`: a body that is not JSON rejects with the SyntaxError */
-  async json(): Promise<unknown> {
-    return JSON.parse(await this.text());
-  }
 }
 
 /**
@@ -134,11 +88,9 @@ export async function serveTrpc(req: IncomingMessage, res: ServerResponse, origi
     const over = new Request(origin + req.url, { method, headers: requestHeaders(req), body: new Uint8Array(body) });
     return writeResponse(req, res, method, await handleTrpcRequest(over), true);
   }
-  const request = new ReadJsonRequest(method, origin + req.url, req.headers, body);
-  // one JSON call (every booking command): answered without tRPC's fetch adapter and its whatwg objects
-  const plainPath = plainCallProcedure(method, request.url, request.headers);
-  if (plainPath !== null) return writeAnswer(req, res, method, await answerPlainCall(request as unknown as Request, plainPath), false);
-  return writeResponse(req, res, method, await handleTrpcRequestWithBodyRead(request as unknown as Request), false);
+  // the body already read whole and within the limit: handed to the Request as it is, not streamed again
+  const request = new Request(origin + req.url, { method, headers: requestHeaders(req), body: method === 'GET' || method === 'HEAD' ? undefined : new Uint8Array(body) });
+  return writeResponse(req, res, method, await handleTrpcRequestWithBodyRead(request), false);
 }
 
 async function writeResponse(req: IncomingMessage, res: ServerResponse, method: string, response: Response, cut: boolean): Promise<void> {
@@ -148,8 +100,16 @@ async function writeResponse(req: IncomingMessage, res: ServerResponse, method: 
   return writeAnswer(req, res, method, { status: response.status, headers, cookies: response.headers.getSetCookie(), body }, cut);
 }
 
+interface Answer {
+  status: number;
+  /** in the order the Response's Headers iterate them, Set-Cookie apart */
+  headers: Array<[string, string]>;
+  cookies: string[];
+  body: Buffer;
+}
+
 /** The answer with what Next.js added around the route (security headers, CSP, gzip of a larger answer). */
-async function writeAnswer(req: IncomingMessage, res: ServerResponse, method: string, answer: Omit<PlainAnswer, 'body'> & { body: string | Buffer }, cut: boolean): Promise<void> {
+async function writeAnswer(req: IncomingMessage, res: ServerResponse, method: string, answer: Answer, cut: boolean): Promise<void> {
   res.statusCode = answer.status;
   for (const [name, value] of answer.headers) res.setHeader(name, value);
   if (answer.cookies.length) res.setHeader('set-cookie', answer.cookies);
@@ -158,8 +118,7 @@ async function writeAnswer(req: IncomingMessage, res: ServerResponse, method: st
   // the rest of a body over the limit is not read: the connection closes after the answer
   if (cut) res.setHeader('connection', 'close');
   if (method === 'HEAD') return void res.end();
-  const out = typeof answer.body === 'string' ? Buffer.from(answer.body) : answer.body;
-  const encoded = await encodeAnswer(out, req.headers['accept-encoding']);
+  const encoded = await encodeAnswer(answer.body, req.headers['accept-encoding']);
   res.setHeader('vary', 'Accept-Encoding');
   if (encoded.encoding) res.setHeader('content-encoding', encoded.encoding);
   res.setHeader('content-length', encoded.body.byteLength);

@@ -1,6 +1,6 @@
 /**
  * The path and query of a request URL, cut by hand: the API reads them on every request (batch limit,
- * request metric) and `new URL()` per request showed in the web's profile (issue #17). The input is
+ * request metric) and `new URL()` per request is a visible cost in the web's profile. The input is
  * either absolute (`http://host/api/trpc/x?batch=1`, a Request's url, already normalised by WHATWG
  * URL) or the request target of node:http (`/api/trpc/x?batch=1`); a fragment is dropped.
  */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../kafka/client';
-import { createTestContext, type TestContext } from '../../testing/harness';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
 import { JobScheduler } from './scheduler';
 import type { JobDefinition, JobSummary } from './types';
 

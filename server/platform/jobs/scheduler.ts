@@ -91,8 +91,8 @@ export class JobScheduler {
         this.ticksInProgress -= 1;
       }
     };
-    // A wake-up that found a cycle in progress used to be skipped like an overlapping tick; that cycle may
-    // have read the outbox before the waking rows committed, and they then waited for the next tick (5 s).
+    // A wake-up that finds a cycle in progress runs one more cycle after it, unlike an overlapping tick: that
+    // cycle may have read the outbox before the waking rows committed, and they would wait for the next tick.
     let waking: Promise<void> | null = null;
     let wokenAgain = false;
     const wake = (): Promise<void> => {

@@ -4,7 +4,7 @@ import { bigserial, boolean, check, index, jsonb, pgSchema, text, timestamp, uui
 /**
  * The job runner's two tables. They live in the `ops` schema (DESIGN.md fixes the names) but belong to
  * the runner: platform may not import the ops context, so they are defined here and server/ops/schema.ts
- * re-exports them (drizzle-kit reads them from there, through server/schema.ts).
+ * re-exports them (drizzle-kit reads them from there, through server/main/schema.ts).
  */
 const ops = pgSchema('ops');
 

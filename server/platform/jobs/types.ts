@@ -12,6 +12,7 @@ export const JOB_NAMES = [
   'reconciliation',
   'notifications-deadline-soon',
   'notifications-retention',
+  'reports-daily-rollup',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 

@@ -2,6 +2,13 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import type { Env } from '../env';
 import type { Logger } from '../logger';
 
+/**
+ * Warnings kafkajs prints for every producer of our configuration, not for a problem: the partitioner notice
+ * (we never relied on the old default) and the idempotent producer's retry limit (our `retry` is kafkajs's own
+ * client retry; the producer stays idempotent). At debug, so a warning in the log means something.
+ */
+export const EXPECTED_WARNINGS = ['KafkaJS v2.0.0 switched default partitioner', 'Limiting retries for the idempotent producer'];
+
 /** kafkajs log lines go through pino (warn and above) instead of kafkajs's own console logger. */
 export function createKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger, clientSuffix = ''): Kafka {
   return new Kafka({
@@ -16,6 +23,7 @@ export function createKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>,
       const { message, ...extra } = log as { message: string } & Record<string, unknown>;
       const line = { kafkajs: true, broker: extra.broker, error: extra.error };
       if (level <= logLevel.ERROR) logger.error(line, message);
+      else if (EXPECTED_WARNINGS.some((w) => message.startsWith(w))) logger.debug(line, message);
       else logger.warn(line, message);
     },
   });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../../testing/harness';
-import { waitFor } from '../../testing/kafka';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
+import { waitFor } from '../../../test/harness/kafka';
 import { createKafka, createIdempotentProducer } from './client';
 import { OFFSET_COMMIT_INTERVAL_MS, startConsumer, type ConsumerDefinition } from './consumer-runner';
 import { TOPICS, withPrefix } from './topics';

@@ -6,7 +6,7 @@ import type { Env } from '../env';
 import type { Logger } from '../logger';
 import { counter, gauge } from '../metrics';
 import { createIdempotentProducer, toHeaders } from './client';
-import { CONSUMER_GROUPS, dlqTopic, withPrefix } from './topics';
+import { CONSUMER_GROUPS, dlqTopic, REQUEUE_FOR_HEADER, withPrefix } from './topics';
 
 const CONSUMER_GROUP_IDS = Object.values(CONSUMER_GROUPS);
 import { contextFromHeaders, markSpanFailed, SpanKind, withSpan } from '../tracing';
@@ -52,7 +52,7 @@ export class RejectMessage extends Error {
 export interface ConsumerDefinition {
   /** consumer group id (prefixed by KAFKA_TOPIC_PREFIX) and inbox `consumer` value */
   name: string;
-  inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications';
+  inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications' | 'rewards';
   topics: Topic[];
   handle(tx: Tx, message: ConsumedMessage, ctx: { logger: Logger; env: Env }): Promise<HandlerOutcome>;
 }
@@ -256,6 +256,12 @@ export async function startConsumer(
       },
     }, async (span) => {
       const topic = unprefix.get(fullTopic)!;
+      const requeuedFor = message.headers?.[REQUEUE_FOR_HEADER]?.toString();
+      if (requeuedFor !== undefined && requeuedFor !== def.name) {
+        messagesTotal.inc({ consumer: def.name, result: 'no-op' });
+        span.setAttribute('pin.consumer.result', 'no-op');
+        return;
+      }
       const parsed = parse(topic, message);
       if (!('envelope' in parsed)) {
         await sendToDlq(fullTopic, partition, message, parsed.code, parsed.reason);
@@ -277,8 +283,8 @@ export async function startConsumer(
           const outcome = await applyInInbox(deps.database, def, { topic, envelope, partition, offset: message.offset }, { logger: mlog, env });
           messagesTotal.inc({ consumer: def.name, result: outcome.result });
           span.setAttribute('pin.consumer.result', outcome.result);
-          if (outcome.result === 'applied') mlog.info({ result: 'applied' }, 'consumer applied');
-          else mlog.info({ result: outcome.result, detail: 'detail' in outcome ? outcome.detail : undefined }, 'consumer no-op');
+          if (outcome.result === 'applied') mlog.debug({ result: 'applied' }, 'consumer applied');
+          else mlog.debug({ result: outcome.result, detail: 'detail' in outcome ? outcome.detail : undefined }, 'consumer no-op');
           break;
         } catch (e) {
           if (e instanceof RejectMessage) {

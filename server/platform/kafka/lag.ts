@@ -42,7 +42,7 @@ export async function fetchConsumerLag(admin: Admin, env: Pick<Env, 'KAFKA_TOPIC
 let bound: { kafka: Kafka; env: Env; groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[] } | undefined;
 /**
  * The lag gauge is computed at scrape time from the broker; the worker binds its client here, with the
- * consumer groups it runs (server/consumers.ts: the composition root's list, platform does not import it).
+ * consumer groups it runs (server/main/consumers.ts: the composition root's list, platform does not import it).
  */
 export function bindConsumerLagMetrics(kafka: Kafka, env: Env, groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[]): void {
   bound = { kafka, env, groups };

@@ -12,17 +12,46 @@ export const CONSUMER_GROUPS = {
   crmPropertyObjectProjection: 'crm.property-object-projection',
   messengerDealChat: 'messenger.deal-chat',
   notificationsBookingEvents: 'notifications.booking-events',
+  rewardsBookingEvents: 'rewards.booking-events',
 } as const;
 
 export type ConsumerGroupId = (typeof CONSUMER_GROUPS)[keyof typeof CONSUMER_GROUPS];
 
 /** Dead-letter topic of a consumer group (unprefixed; combine with `withPrefix`). */
+/**
+ * Header of a message that ops sent back from a DLQ: the one consumer group it is meant for. The other
+ * groups on the topic applied (or refused) the original already, so they skip the copy.
+ */
+export const REQUEUE_FOR_HEADER = 'ops.requeue-for';
+
 export function dlqTopic(group: string): string {
   return `${group}.dlq`;
 }
 
 export function withPrefix(prefix: string, name: string): string {
   return prefix + name;
+}
+
+/**
+ * The topics that carry an aggregate's state rather than a step of a process: chessboard's objects and
+ * projects. They are compacted by key (the aggregate id), so the broker keeps at least the latest event of
+ * every object for ever instead of dropping old segments after the retention time: a consumer that
+ * starts from the beginning (a new projection, a reset consumer group) still finds every object that
+ * exists. Booking and deal events stay on time-based retention: each is a step the saga acts on once.
+ */
+export const COMPACTED_TOPICS: readonly string[] = [
+  TOPICS.propertyObjectUpserted, TOPICS.propertyObjectStatusChanged, TOPICS.propertyObjectDeleted,
+  TOPICS.projectUpserted, TOPICS.projectDeleted,
+];
+
+const CLEANUP_POLICY = 'cleanup.policy' as const;
+
+/**
+ * The cleanup.policy a topic of the system is created and kept with. Names arrive prefixed
+ * (KAFKA_TOPIC_PREFIX), and no topic name ends with another one, so the unprefixed name is matched as a suffix.
+ */
+export function cleanupPolicyOf(prefixedName: string): 'compact' | 'delete' {
+  return COMPACTED_TOPICS.some((name) => prefixedName.endsWith(name)) ? 'compact' : 'delete';
 }
 
 /** Every topic of the system (event topics + one DLQ per consumer group), each prefixed. */
@@ -59,7 +88,10 @@ export async function ensureNamedTopics(admin: Admin, wanted: string[], partitio
     waitForLeaders: false,
     topics: missing.map((topic) => ({
       topic, numPartitions: partitions, replicationFactor: replication.replicationFactor ?? 1,
-      configEntries: replication.minInsyncReplicas ? [{ name: 'min.insync.replicas', value: String(replication.minInsyncReplicas) }] : [],
+      configEntries: [
+        ...(replication.minInsyncReplicas ? [{ name: 'min.insync.replicas', value: String(replication.minInsyncReplicas) }] : []),
+        { name: CLEANUP_POLICY, value: cleanupPolicyOf(topic) },
+      ],
     })),
   });
   await waitForLeaders(admin, missing);
@@ -100,9 +132,9 @@ export interface TopicSettings {
 
 /** What `reconcileTopics` found and did, per topic. */
 export type TopicAction =
-  | { topic: string; action: 'created'; partitions: number; replicationFactor: number; minInsyncReplicas: number }
+  | { topic: string; action: 'created'; partitions: number; replicationFactor: number; minInsyncReplicas: number; cleanupPolicy: 'compact' | 'delete' }
   | { topic: string; action: 'partitions-added'; from: number; to: number }
-  | { topic: string; action: 'config-changed'; key: 'min.insync.replicas'; from: string | null; to: string }
+  | { topic: string; action: 'config-changed'; key: 'min.insync.replicas' | 'cleanup.policy'; from: string | null; to: string }
   | { topic: string; action: 'unchanged'; note?: string }
   | { topic: string; action: 'problem'; problem: string };
 
@@ -114,7 +146,7 @@ export interface TopicReport {
   problems: number;
 }
 
-const MIN_ISR = 'min.insync.replicas';
+const MIN_ISR = 'min.insync.replicas' as const;
 // kafkajs's ConfigResourceTypes.TOPIC; DescribeConfigs' configSource 1 = DYNAMIC_TOPIC_CONFIG (set on the topic)
 const TOPIC_RESOURCE = 2;
 const DYNAMIC_TOPIC_CONFIG = 1;
@@ -145,12 +177,15 @@ export async function reconcileTopics(admin: Admin, settings: TopicSettings): Pr
           topic,
           numPartitions: settings.partitions,
           replicationFactor: settings.replicationFactor,
-          configEntries: [{ name: MIN_ISR, value: String(settings.minInsyncReplicas) }],
+          configEntries: [{ name: MIN_ISR, value: String(settings.minInsyncReplicas) }, { name: CLEANUP_POLICY, value: cleanupPolicyOf(topic) }],
         })),
       });
       await waitForLeaders(admin, missing);
       for (const topic of missing) {
-        actions.push({ topic, action: 'created', partitions: settings.partitions, replicationFactor: settings.replicationFactor, minInsyncReplicas: settings.minInsyncReplicas });
+        actions.push({
+          topic, action: 'created', partitions: settings.partitions, replicationFactor: settings.replicationFactor,
+          minInsyncReplicas: settings.minInsyncReplicas, cleanupPolicy: cleanupPolicyOf(topic),
+        });
       }
     } catch (error) {
       const detail = describeKafkaError(error);
@@ -193,18 +228,23 @@ export async function reconcileTopics(admin: Admin, settings: TopicSettings): Pr
         notes.push(`has ${partitions.length} partitions, more than the configured ${settings.partitions}; left as they are`);
       }
       const entries = configOf.get(topic) ?? [];
-      const minIsr = entries.find((e) => e.configName === MIN_ISR);
-      const wantedIsr = String(settings.minInsyncReplicas);
-      if (minIsr?.configValue !== wantedIsr) {
+      // a topic made before its policy was decided (a state topic on the broker's default `delete`) is
+      // switched in place: compaction then keeps the latest event per key of what the retention left
+      const wantedConfig: Record<typeof MIN_ISR | typeof CLEANUP_POLICY, string> = { [MIN_ISR]: String(settings.minInsyncReplicas), [CLEANUP_POLICY]: cleanupPolicyOf(topic) };
+      const differing = (Object.keys(wantedConfig) as (keyof typeof wantedConfig)[])
+        .filter((key) => (entries.find((e) => e.configName === key)?.configValue ?? null) !== wantedConfig[key]);
+      if (differing.length > 0) {
         // AlterConfigs replaces the topic's whole set of dynamic settings: keep the others as they are
         const kept = entries
-          .filter((e) => e.configName !== MIN_ISR && (e as { configSource?: number }).configSource === DYNAMIC_TOPIC_CONFIG && !e.isSensitive)
+          .filter((e) => !(e.configName in wantedConfig) && (e as { configSource?: number }).configSource === DYNAMIC_TOPIC_CONFIG && !e.isSensitive)
           .map((e) => ({ name: e.configName, value: e.configValue }));
         await admin.alterConfigs({
           validateOnly: false,
-          resources: [{ type: TOPIC_RESOURCE, name: topic, configEntries: [...kept, { name: MIN_ISR, value: wantedIsr }] }],
+          resources: [{ type: TOPIC_RESOURCE, name: topic, configEntries: [...kept, ...Object.entries(wantedConfig).map(([name, value]) => ({ name, value }))] }],
         });
-        actions.push({ topic, action: 'config-changed', key: MIN_ISR, from: minIsr?.configValue ?? null, to: wantedIsr });
+        for (const key of differing) {
+          actions.push({ topic, action: 'config-changed', key, from: entries.find((e) => e.configName === key)?.configValue ?? null, to: wantedConfig[key] });
+        }
       }
       if (!actions.some((a) => a.topic === topic)) actions.push({ topic, action: 'unchanged', ...(notes.length ? { note: notes.join('; ') } : {}) });
     }
@@ -231,7 +271,7 @@ export async function reconcileTopics(admin: Admin, settings: TopicSettings): Pr
 export function formatTopicAction(a: TopicAction): string {
   switch (a.action) {
     case 'created':
-      return `created    ${a.topic} (${a.partitions} partitions, replication factor ${a.replicationFactor}, ${MIN_ISR}=${a.minInsyncReplicas})`;
+      return `created    ${a.topic} (${a.partitions} partitions, replication factor ${a.replicationFactor}, ${MIN_ISR}=${a.minInsyncReplicas}${a.cleanupPolicy === 'compact' ? `, ${CLEANUP_POLICY}=compact` : ''})`;
     case 'partitions-added':
       return `partitions ${a.topic}: ${a.from} -> ${a.to}`;
     case 'config-changed':

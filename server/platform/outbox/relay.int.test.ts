@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../../testing/harness';
-import { readTopics } from '../../testing/kafka';
+import { createTestContext, type TestContext } from '../../../test/harness/harness';
+import { readTopics } from '../../../test/harness/kafka';
 import { createKafka } from '../kafka/client';
 import { TOPICS, withPrefix } from '../kafka/topics';
 import { runJobCycle } from '../jobs/run-log';

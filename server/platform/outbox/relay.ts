@@ -119,7 +119,7 @@ export class OutboxRelay {
     while (!signal?.aborted) {
       // Rows in id order, but never a row of an aggregate (key) that has an older row still backing off:
       // taking whatever was due after a broker outage published an aggregate's newer event before its
-      // older one (found by the broker-outage fault scenario, server/faults). Other aggregates go on.
+      // older one (found by the broker-outage fault scenario, test/faults). Other aggregates go on.
       const rows = await sql.unsafe<{ id: string; message_id: string; topic: string; key: string; payload: unknown; headers: Record<string, unknown> }[]>(
         `WITH backing_off AS (
            SELECT key, min(id) AS first_id FROM ${table}
@@ -177,7 +177,7 @@ export class OutboxRelay {
       // A short batch was everything due when it was read. A row committed since then sent its NOTIFY after
       // its commit, and a wake-up during a cycle runs one more cycle after it (JobScheduler.wake; the cron
       // tick covers a lost notification), so reading the outbox once more only to find it empty is a round
-      // trip per outbox per cycle saved — the relay runs a cycle per burst of commits (issue #17, saga-capacity).
+      // trip per outbox per cycle saved — the relay runs a cycle per burst of commits.
       if (rows.length < this.deps.env.OUTBOX_RELAY_BATCH_SIZE) break;
     }
     if (Date.now() - this.lastPrune > 60_000) {

@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { contracts, eventTypes, type Topic } from '../../contracts';
 import type { z } from 'zod';
-import { executePrepared, preparedWrite, type Tx } from '../db';
+import { preparedWrite, type Tx } from '../db';
 import { traceHeaders } from '../tracing';
 import { outboxTable } from './table';
 
@@ -104,7 +104,10 @@ export function outboxNotices(events: readonly { tenantId: string; payload: unkn
 /** NOTIFY of the notices, in the writing transaction (delivered at its commit, dropped at its rollback). */
 function notifyOutbox(tx: Tx, outbox: OutboxName, events: readonly { tenantId: string; payload: unknown }[]) {
   const notices = JSON.stringify(outboxNotices(events));
-  return executePrepared(tx, 'outbox_notify', sql`SELECT pg_notify(${outboxChannel(outbox)}, n) FROM jsonb_array_elements_text(${notices}::jsonb) AS n`);
+  // prepared (one round trip, pipelined with the command's writes): its text is fixed
+  return tx.select({ notified: sql`pg_notify(${outboxChannel(outbox)}, n)` })
+    .from(sql`jsonb_array_elements_text(${notices}::jsonb) AS n`)
+    .prepare('outbox_notify').execute();
 }
 
 /**

@@ -129,7 +129,7 @@ for (const size of SIZES) {
     await axe(page, 'booking page');
     await shot(page, 'booking-page', size.name);
 
-    for (const [path, screen] of [['/ops', 'ops-overview'], ['/ops/holds', 'ops-holds'], ['/ops/jobs', 'ops-jobs'], ['/ops/messaging', 'ops-messaging'], ['/ops/catalog', 'ops-catalog'], ['/ops/reconciliation', 'ops-reconciliation']]) {
+    for (const [path, screen] of [['/ops', 'ops-overview'], ['/ops/holds', 'ops-holds'], ['/ops/jobs', 'ops-jobs'], ['/ops/messaging', 'ops-messaging'], ['/ops/catalog', 'ops-catalog'], ['/ops/reconciliation', 'ops-reconciliation'], ['/ops/reveals', 'ops-reveals']]) {
       await page.goto(path);
       await expect(page.locator('main h1')).toBeVisible();
       await expect(page.locator('main').getByText(/^Загрузка/)).toHaveCount(0);

@@ -14,9 +14,9 @@ test('an agent creates a booking on a Free cell and sees it Reserved', async ({ 
   await expect(form).toBeVisible();
   const dealSelect = form.locator('select[name=dealId]');
   await expect(dealSelect.locator('option')).not.toHaveCount(1);
-  // every option names the deal as people do (title · status · agent · last change), and the list is searchable
+  // every option names the deal as people do (title · client · status · last change), and the list is searchable
   // the agent's name arrives with a second query (auth.userNames), so the label is awaited, not read once
-  await expect(dealSelect.locator('option').nth(1)).toHaveText(/^Сделка №\d+ · (Заявка|Бронь) · .+ · .+/);
+  await expect(dealSelect.locator('option').nth(1)).toHaveText(/^Сделка №\d+ · (.+ · )?(Заявка|Бронь) · .+/);
   const firstOption = (await dealSelect.locator('option').nth(1).innerText()).trim();
   const title = firstOption.split(' · ')[0];
   await form.getByRole('searchbox').fill(title.replace('Сделка ', ''));
@@ -31,12 +31,23 @@ test('an agent creates a booking on a Free cell and sees it Reserved', async ({ 
   await form.locator('[data-action=create]').click();
   await expect(page.getByRole('dialog', { name: 'Создать бронь?' })).toBeVisible();
   await snap(page, testInfo, 'create-booking-dialog');
+  // once the dialog has closed, the filled-in form must not come back (it flashed while the drawer refetched)
+  await page.evaluate(() => {
+    const w = window as unknown as { __formAfterCreate?: boolean };
+    w.__formAfterCreate = false;
+    new MutationObserver(() => {
+      if (!document.querySelector('dialog[open]') && document.querySelector('form.create-booking')) w.__formAfterCreate = true;
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
   await page.getByTestId('dialog-confirm').click();
+  await expect(drawer.getByTestId('create-done').or(drawer.getByTestId('booking-status'))).toBeVisible();
+  await expect(page.getByTestId('toast')).toContainText('создана');
 
   // crm answers at once; the chessboard consumer applies Reserved asynchronously and the grid updates live
   await expect(drawer.getByTestId('booking-status')).toHaveText('Резерв', { timeout: 20_000 });
   await expect(target).toHaveAttribute('data-status', 'Reserved', { timeout: 20_000 });
   await expect(target.locator('.countdown')).toBeVisible();
+  expect(await page.evaluate(() => (window as unknown as { __formAfterCreate?: boolean }).__formAfterCreate)).toBe(false);
   // an agent confirms and cancels its own booking; it cannot confirm payments or extend
   await expect(drawer.locator('[data-action=confirm]')).toBeVisible();
   await expect(drawer.locator('[data-action=cancel]')).toBeVisible();

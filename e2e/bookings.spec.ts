@@ -7,17 +7,17 @@ test('the bookings list filters by status, searches by id and sorts on the serve
   const table = page.getByTestId('bookings-table');
   await expect(table.locator('tbody tr').first()).toBeVisible();
 
-  await page.getByRole('button', { name: 'Бронь', exact: true }).click();
+  await page.getByRole('button', { name: 'Подтверждена', exact: true }).click();
   await expect(page).toHaveURL(/status=Booked/);
   // the previous page stays on screen until the filtered one arrives (no layout jump)
-  await expect.poll(async () => [...new Set(await table.locator('tbody tr td:nth-child(2)').allInnerTexts())]).toEqual(['Бронь']);
+  await expect.poll(async () => [...new Set(await table.locator('tbody tr td:nth-child(2)').allInnerTexts())]).toEqual(['Подтверждена']);
 
   await page.getByRole('button', { name: /Бронь до/ }).click();
   await expect(page).toHaveURL(/sort=bookingExpiresAt/);
   await expect(page.getByRole('columnheader', { name: /Бронь до/ })).toHaveAttribute('aria-sort', 'descending');
 
   const { items } = await trpcQuery<{ items: BookingRow[] }>(page.request, 'booking.list', { pageSize: 1 });
-  await page.getByRole('button', { name: 'Бронь', exact: true }).click(); // status filter off
+  await page.getByRole('button', { name: 'Подтверждена', exact: true }).click(); // status filter off
   await page.getByTestId('bookings-search').fill(items[0].id.slice(0, 8));
   await page.getByRole('button', { name: 'Найти' }).click();
   await expect(table.locator('tbody tr')).toHaveCount(1);

@@ -34,7 +34,7 @@ test('confirm: the new status and a success notice come from the answer; a stale
     const done = drawer.getByTestId('command-done');
     await expect(done).toHaveAttribute('role', 'status');
     await expect(done).toContainText('Бронь подтверждена');
-    await expect(drawer.getByTestId('booking-status')).toHaveText('Бронь');
+    await expect(drawer.getByTestId('booking-status')).toHaveText('Подтверждена');
     await expect(drawer.locator('button[data-action="confirm"]')).toHaveCount(0);
 
     // someone else confirms while this manager's dialog is open
@@ -47,12 +47,20 @@ test('confirm: the new status and a success notice come from the answer; a stale
     await trpcMutation(pin, 'booking.confirm', { bookingId: second.id });
     const notice = dialog.getByTestId('concurrent-change');
     await expect(notice).toBeVisible({ timeout: 60_000 });
-    await expect(notice).toContainText('Бронь');
+    await expect(notice).toContainText('Подтверждена');
     await expect(notice).toContainText('Менеджер ПИН');
     await expect(notice.locator('time')).toHaveCount(1);
-    // confirming anyway is refused with what happened, not "impossible in the current status"
-    await dialog.getByTestId('dialog-confirm').click();
-    await expect(dialog.getByRole('alert').filter({ hasText: 'успели изменить' })).toContainText('теперь она в статусе «Бронь»');
+    // the confirm button stays off until the user has read what changed
+    await expect(dialog.getByTestId('dialog-confirm')).toBeDisabled();
+    await notice.locator('button[data-action="reread"]').click();
+    await expect(notice).toHaveCount(0);
+    // read, the change took the action away: the dialog says so and confirm stays off
+    await expect(dialog.getByTestId('action-unavailable')).toContainText('бронь теперь в статусе «Подтверждена»');
+    await expect(dialog.getByTestId('dialog-confirm')).toBeDisabled();
+    // the server refuses the stale version anyway, naming what the booking is now
+    const stale = await page.request.post('/api/trpc/booking.confirm', { data: { json: { bookingId: second.id, expectedVersion: 1 } } });
+    expect(stale.status()).toBe(409);
+    expect((await stale.json()).error.json.data.domainCode).toBe('CRM_BOOKING_VERSION_CONFLICT');
     expect((await trpcQuery<{ version: number }>(page.request, 'booking.byId', { bookingId: second.id })).version).toBe(2);
   } finally {
     await pin.dispose();

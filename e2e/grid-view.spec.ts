@@ -59,7 +59,15 @@ test('whole building: 25 floors × 4 sections × 10 units fit 1366×768 without 
   await signIn(page, USERS.devManager);
   await page.setViewportSize({ width: 1366, height: 768 });
   await page.route(/\/api\/trpc\/[^?]*chessboard\.grid/, serveThousandUnitBuilding);
-  await page.goto('/chessboard?density=whole');
+  // the board of the URL comes in the server's HTML: the 1,000-unit answer is the browser's own read of
+  // another building of the same project, chosen in the building list
+  const all = await buildingsOf(page);
+  const [start] = all.filter((b) => all.filter((o) => o.projectId === b.projectId).length > 1);
+  await page.goto(`/chessboard?density=whole&project=${start.projectId}&building=${start.buildingId}`);
+  await expect(page.locator('[role=grid][data-hydrated]')).toHaveCount(1);
+  const select = page.getByTestId('building-select');
+  const other = await select.evaluate((el: HTMLSelectElement) => [...el.options].find((o) => o.value !== el.value)!.value);
+  await select.selectOption(other);
   const grid = page.getByRole('grid');
   await expect(grid.getByRole('gridcell')).toHaveCount(1000);
   await expect(page.getByTestId('density-whole')).toHaveAttribute('aria-pressed', 'true');
@@ -140,8 +148,12 @@ test('filters and view options live in the URL and survive a reload; Hide drops 
   // price per m² on the cells: the cell of a known object shows price / area
   const sample = first.grid.cells[0];
   const perM2 = Math.round(sample.price / sample.area);
-  const expected = await page.evaluate((n) => new Intl.NumberFormat('ru-RU', { notation: 'compact', maximumFractionDigits: 2 }).format(n), perM2);
-  await expect(page.locator(`[data-cell-id="${sample.id}"] .cell-price`)).toHaveText(`${expected} ₽/м²`);
+  const compactOf = (n: number) => page.evaluate((v) => new Intl.NumberFormat('ru-RU', { notation: 'compact', maximumFractionDigits: 2 }).format(v), n);
+  // a compact cell: thousands per m², no ₽ (the cell has room for "22,41 млн ₽" only); comfortable: to the rouble
+  await expect(page.locator(`[data-cell-id="${sample.id}"] .cell-price`)).toHaveText(`${await compactOf(Math.round(perM2 / 1000) * 1000)}/м²`);
+  await page.getByTestId('density-comfortable').click();
+  await expect(page.locator(`[data-cell-id="${sample.id}"] .cell-price`)).toHaveText(`${await compactOf(perM2)} ₽/м²`);
+  await page.getByTestId('density-compact').click();
 
   const matches = first.grid.cells.filter((c) => c.status === 'Sold' && c.price >= 8_000_000);
   expect(matches.length).toBeGreaterThan(1);
@@ -190,19 +202,131 @@ test('the overdue-hold legend item counts the holds past their deadline and filt
   await expect(matching.locator('.countdown-overdue')).toHaveCount(withOverdue.overdue.length);
 });
 
-test('a board opened by its URL asks for its grid from the HTML (preload), and the page uses that one answer', async ({ page }) => {
+test('a board opened by its URL comes with its cells in the first HTML, and hydration asks the server for no grid', async ({ page }) => {
   await signIn(page, USERS.devManager);
   const [first] = await buildingsOf(page);
+  const url = `/chessboard?project=${first.projectId}&building=${first.buildingId}`;
+
+  // the HTML as the server sends it (the session cookie of this context), before any script runs
+  const html = await (await page.request.get(url)).text();
+  expect(html.match(/role="gridcell"/g)?.length ?? 0).toBe(first.grid.cells.length);
+  const sample = first.grid.cells[0];
+  const cellHtml = html.slice(html.indexOf(`data-cell-id="${sample.id}"`));
+  expect(cellHtml).toMatch(new RegExp(`^[^>]*data-status="${sample.status}"`));
+  // number, status marker and price are in the cell's markup
+  expect(cellHtml.slice(0, 2000)).toContain(`>${sample.number}</span>`);
+  expect(cellHtml.slice(0, 2000)).toMatch(/class="cell-price"[^>]*>[\d,]+(\s|\u00a0)(млн|тыс\.)(\s|\u00a0)₽</);
+
+  // The live feed is cut for this page: a change of this building by another test's booking or by a job
+  // (a hold expiring) rightly re-reads the grid, and that request would say nothing about hydration.
+  await page.route('**/api/events**', (route) => route.abort());
   const gridRequests: string[] = [];
-  page.on('request', (r) => { if (r.url().includes('chessboard.grid')) gridRequests.push(r.url()); });
-  await page.goto(`/chessboard?project=${first.projectId}&building=${first.buildingId}`);
+  page.on('request', (r) => { if (r.url().includes('chessboard.')) gridRequests.push(r.url()); });
+  await page.goto(url);
+  await expect(page.locator('[role=grid][data-hydrated]')).toHaveCount(1);
   await expect(page.getByRole('grid').getByRole('gridcell')).toHaveCount(first.grid.cells.length);
-  const entries = await page.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
-    .filter((e) => e.name.includes('chessboard.grid'))
-    .map((e) => ({ initiator: e.initiatorType, path: new URL(e.name).pathname })));
-  // one request, started by the <link rel=preload> in the HTML, not by the bundle after hydration
-  expect(entries).toEqual([{ initiator: 'link', path: '/api/trpc/chessboard.grid' }]);
-  expect(gridRequests).toHaveLength(1);
-  const preload = await page.locator('link[rel=preload][as=fetch]').getAttribute('href');
-  expect(preload).toBe(new URL(gridRequests[0]).pathname + new URL(gridRequests[0]).search);
+  await page.waitForLoadState('networkidle');
+  // the board works after hydration: a click opens the drawer
+  await page.locator(`[data-cell-id="${sample.id}"]`).click();
+  await expect(page.getByTestId('object-drawer').getByRole('heading', { level: 2 })).toContainText(sample.number);
+  expect(gridRequests.filter((u) => new URL(u).pathname.includes('chessboard.grid') || /chessboard\.(projects|buildings)/.test(new URL(u).pathname))).toEqual([]);
+});
+
+/** The largest building of the seed (25 floors × 4 sections × 4 units, four-digit numbers). */
+async function largest(page: Page) {
+  return (await buildingsOf(page)).sort((a, b) => b.grid.cells.length - a.grid.cells.length)[0];
+}
+
+test('1366×768: the flat clicked in the rightmost section stays in sight beside the drawer', async ({ page }, testInfo) => {
+  await signIn(page, USERS.devManager);
+  await page.setViewportSize({ width: 1366, height: 768 });
+  const b = await largest(page);
+  const lastSection = Math.max(...b.grid.cells.map((c) => c.section));
+  const top = Math.max(...b.grid.cells.map((c) => c.floor));
+  const target = b.grid.cells.filter((c) => c.section === lastSection && c.floor === top)
+    .sort((x, y) => x.number.localeCompare(y.number, undefined, { numeric: true })).at(-1)!;
+  for (const density of ['comfortable', 'whole'] as const) {
+    await page.goto(`/chessboard?project=${b.projectId}&building=${b.buildingId}${density === 'whole' ? '&density=whole' : ''}`);
+    await expect(page.locator('[role=grid][data-hydrated]')).toHaveCount(1);
+    const cell = page.locator(`[data-cell-id="${target.id}"]`);
+    await cell.click();
+    const drawer = page.getByTestId('object-drawer');
+    await expect(drawer.getByRole('heading', { level: 2 })).toContainText(target.number);
+    await expect.poll(() => page.evaluate((id) => {
+      const c = document.querySelector(`[data-cell-id="${id}"]`)!.getBoundingClientRect();
+      const d = document.querySelector('[data-testid=object-drawer]')!.getBoundingClientRect();
+      const box = document.querySelector<HTMLElement>('.grid-scroll')!;
+      const b = box.getBoundingClientRect();
+      const intersects = c.left < d.right && d.left < c.right && c.top < d.bottom && d.top < c.bottom;
+      const inBox = c.left >= b.left && c.right <= b.left + box.clientWidth && c.top >= b.top && c.bottom <= b.top + box.clientHeight;
+      return { intersects, inBox, inWindow: c.right <= innerWidth && c.bottom <= innerHeight };
+    }, target.id)).toEqual({ intersects: false, inBox: true, inWindow: true });
+    await testInfo.attach(`drawer-1366-${density}`, { body: await page.screenshot(), contentType: 'image/png' });
+    if (density === 'comfortable') await page.screenshot({ path: 'docs/screenshots/grid-drawer-1366.png' });
+  }
+});
+
+/** Cells whose text runs out of their box (clipped or wrapped out of sight), by number. */
+const overflowingCells = (page: Page) => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('[role=gridcell]')].filter((cell) => {
+  if (cell.scrollWidth > cell.clientWidth || cell.scrollHeight > cell.clientHeight) return true;
+  const box = cell.getBoundingClientRect();
+  return [...cell.children].some((el) => {
+    if (el.classList.contains('sr-only') || getComputedStyle(el).display === 'none') return false;
+    const r = el.getBoundingClientRect();
+    return el.scrollWidth > el.clientWidth || r.right > box.right + 0.5 || r.bottom > box.bottom + 0.5;
+  });
+}).map((c) => c.dataset.number));
+
+test('compact density at 1366: no cell\'s price, marker or timer runs out of the cell (price per m² too)', async ({ page }, testInfo) => {
+  await signIn(page, USERS.devManager);
+  await page.setViewportSize({ width: 1366, height: 768 });
+  const b = await largest(page);
+  for (const extra of ['', '&ppm=1']) {
+    await page.goto(`/chessboard?project=${b.projectId}&building=${b.buildingId}&density=compact${extra}`);
+    await expect(page.locator('[role=grid][data-hydrated]')).toHaveCount(1);
+    await expect(page.getByRole('grid').getByRole('gridcell')).toHaveCount(b.grid.cells.length);
+    expect(await overflowingCells(page)).toEqual([]);
+    await testInfo.attach(`compact-1366${extra}`, { body: await page.screenshot(), contentType: 'image/png' });
+  }
+  await page.screenshot({ path: 'docs/screenshots/grid-compact-1366.png' });
+});
+
+test('phone 390×844: the board starts in the first half of the screen, filters behind a button; whole building shows four-digit numbers whole', async ({ page }, testInfo) => {
+  await signIn(page, USERS.devManager);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const b = await largest(page);
+  await page.goto(`/chessboard?project=${b.projectId}&building=${b.buildingId}`);
+  await expect(page.locator('[role=grid][data-hydrated]')).toHaveCount(1);
+  const gridTop = await page.locator('.grid-scroll').evaluate((el) => el.getBoundingClientRect().top);
+  expect(gridTop).toBeLessThan(844 / 2);
+  await expect(page.getByTestId('legend-Free')).toBeHidden();
+  await expect(page.getByTestId('density-whole')).toBeHidden();
+  await page.screenshot({ path: 'docs/screenshots/grid-phone-390.png' });
+  await testInfo.attach('phone', { body: await page.screenshot(), contentType: 'image/png' });
+
+  const toggle = page.getByTestId('filters-toggle');
+  await expect(toggle).toHaveAttribute('aria-expanded', 'false');
+  await toggle.click();
+  await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+  await expect(page.getByTestId('legend-Free')).toBeVisible();
+  await expect(page.getByRole('textbox', { name: /Минимальная цена|Minimum price/ })).toBeVisible();
+  await testInfo.attach('phone-filters-open', { body: await page.screenshot(), contentType: 'image/png' });
+  await page.getByTestId('density-whole').click();
+  await expect(page).toHaveURL(/density=whole/);
+  // a filter chosen in the panel shows on the closed button
+  await page.getByTestId('legend-Sold').click();
+  await toggle.click();
+  await expect(toggle).toHaveText(/· 1$/);
+  await expect(page.getByTestId('legend-Free')).toBeHidden();
+
+  expect(b.grid.cells.some((c) => c.number.length === 4)).toBe(true);
+  const cut = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('[role=gridcell]')].filter((cell) => {
+    const box = cell.getBoundingClientRect();
+    const n = cell.querySelector('.cell-number')!.getBoundingClientRect();
+    // the number inside the cell's borders (the cell clips what runs past them)
+    return n.width === 0 || n.left < box.left + cell.clientLeft - 0.5 || n.right > box.left + cell.clientLeft + cell.clientWidth + 0.5;
+  }).map((c) => c.dataset.number));
+  await testInfo.attach('phone-whole', { body: await page.screenshot(), contentType: 'image/png' });
+  await page.screenshot({ path: 'docs/screenshots/grid-whole-building-phone-390.png' });
+  expect(cut).toEqual([]);
 });

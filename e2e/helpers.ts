@@ -11,6 +11,7 @@ export const USERS = {
   pinManager: 'pin-manager@pin.local',
   ops: 'ops@pin.local',
   viewer: 'viewer@pin.local',
+  investor: 'investor@pin.local',
 } as const;
 
 const SCREENSHOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');

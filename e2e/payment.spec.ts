@@ -23,7 +23,7 @@ test('a developer manager confirms the payment of a paid booking: the cell turns
   await page.getByTestId('dialog-confirm').click();
   await expect(target).toHaveAttribute('data-status', 'Booked', { timeout: 20_000 });
   await expect(target.locator('.countdown')).toBeVisible();
-  await expect(drawer.getByTestId('booking-status')).toHaveText('Бронь');
+  await expect(drawer.getByTestId('booking-status')).toHaveText('Подтверждена');
   expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
   await snap(page, testInfo, 'chessboard-booked');
 
@@ -37,7 +37,8 @@ test('a developer manager confirms the payment of a paid booking: the cell turns
 
   await drawer.getByTestId('booking-link').click();
   await expect(page).toHaveURL(new RegExp(`/bookings/${booking.id}`));
-  const confirmed = page.locator('.chain', { hasText: 'booking-confirmed' }).first();
+  // the payment's confirmation step (a manager sees the steps in words; topics are ops' detail)
+  const confirmed = page.locator('.saga-step[data-command=confirmPayment] .chain').first();
   await expect(confirmed.locator('[data-kind=crm_outbox_written][data-state=done]')).toBeVisible({ timeout: 20_000 });
   await expect(confirmed.locator('[data-kind=crm_published][data-state=done]')).toBeVisible({ timeout: 20_000 });
   await expect(confirmed.locator('[data-kind=chessboard_applied][data-state=done]')).toBeVisible({ timeout: 20_000 });

@@ -44,9 +44,16 @@ test.describe.serial('catalog actions', () => {
       // the reason is required before the button enables
       await expect(dialog.getByTestId('dialog-confirm')).toBeDisabled();
       await dialog.locator('textarea[name=reason]').fill('e2e: withdrawn from sale by the developer');
+      // it cannot be undone: the flat's number typed in, exactly, before the button enables
+      await expect(dialog.getByTestId('dialog-confirm')).toBeDisabled();
+      await dialog.locator('input[name=confirmText]').fill(`${target.number}9`);
+      await expect(dialog.getByTestId('dialog-confirm')).toBeDisabled();
+      await dialog.locator('input[name=confirmText]').fill(target.number);
       await snap(page, testInfo, 'catalog-withdraw-dialog');
       await dialog.getByTestId('dialog-confirm').click();
       await expect(page.getByTestId('object-drawer')).toHaveCount(0);
+      // the drawer is gone with the flat; the page says what happened
+      await expect(page.getByTestId('toast')).toContainText(`Квартира ${target.number} снята с продажи`);
       await expect(cell(page, target.id)).toHaveCount(0);
 
       // audited with who and why, in the command's transaction
@@ -89,6 +96,9 @@ test.describe.serial('catalog actions', () => {
     await page.locator('dialog[open]').getByTestId('dialog-confirm').click();
     await expect(drawer.getByTestId('catalog-action-done')).toHaveAttribute('role', 'status');
     await expect(drawer.getByTestId('object-status')).toContainText(/Скрыт|Hidden/);
+    // credited to the person who hid it, not to ops
+    const me = await page.getByTestId('user-name').innerText();
+    await expect(drawer.getByTestId('status-set-by')).toHaveText(`Вручную · ${me}`);
     await drawer.locator('button[data-action="show"]').click();
     await page.locator('dialog[open] textarea[name=reason]').fill('e2e: photos done');
     await page.locator('dialog[open]').getByTestId('dialog-confirm').click();

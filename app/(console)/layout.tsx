@@ -3,12 +3,13 @@ import { redirect } from 'next/navigation';
 import { getTranslations } from 'next-intl/server';
 import { resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import { loadUserProfile } from '@/server/auth/sign-in';
-import { getServices } from '@/server/web-services';
+import { getServices } from '@/server/main/web-services';
 import { ConsoleNav, ShellMenu, SkipLink } from '../_components/console-nav';
 import { LocaleSwitch } from '../_components/locale-switch';
 import { NotificationBell } from '../_components/notification-bell';
 import { SessionProvider } from '../_components/session';
 import { SignOutButton } from '../_components/sign-out-button';
+import { ToastHost } from '../_components/toast';
 
 export const dynamic = 'force-dynamic';
 
@@ -39,6 +40,7 @@ export default async function ConsoleLayout({ children }: { children: React.Reac
           </ShellMenu>
         </header>
         <main className="shell-main" id="main" tabIndex={-1}>{children}</main>
+        <ToastHost />
       </div>
     </SessionProvider>
   );

@@ -47,10 +47,10 @@ export function BookingPage({ bookingId }: { bookingId: string }) {
   return (
     <section className="page booking-page">
       <nav className="breadcrumbs" aria-label={t('breadcrumbs')}>
-        <Link href="/bookings">{t('allBookings')}</Link> / <span className="mono">{bookingId.slice(0, 8)}</span>
+        <Link href="/bookings">{t('allBookings')}</Link> / <span>{o ? t('flatBooking', { number: o.number }) : '…'}</span>
       </nav>
       <h1 className="page-title">
-        {t('title')} <span className="mono small">{bookingId}</span>
+        {o ? t('flatBooking', { number: o.number }) : t('title')}
       </h1>
       <ErrorNotice error={booking.error} />
       {booking.isPending ? <p className="muted">{t('loading')}</p> : null}

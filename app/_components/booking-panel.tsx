@@ -1,12 +1,12 @@
 'use client';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useTranslations } from 'next-intl';
+import { useFormatter, useTranslations } from 'next-intl';
 import Link from 'next/link';
 import { useState } from 'react';
 import { ConfirmDialog, type DialogField } from './confirm-dialog';
 import { RequisitesPicker } from './requisites';
 import { Countdown } from './countdown';
-import { useNow } from './clock';
+import { useNow, useNowWhile } from './clock';
 import { useCan, useSessionUser } from './session';
 import { ACTIVE_BOOKING_STATUSES } from './status';
 import { Time } from './time';
@@ -69,7 +69,7 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
 
   /**
    * The mutation's answer is the booking as the command left it: put it in the cache at once, so the
-   * new status and the buttons it allows show without waiting for the live feed (#19 point 3); the
+   * new status and the buttons it allows show without waiting for the live feed; the
    * refetch that follows brings the timeline and the chessboard.
    */
   const applied = (action: BookingActionKey) => (result: Partial<BookingDetails>) => {
@@ -97,13 +97,24 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
   ) : null;
 
   const byState = actionsForState(booking);
+  // past its deadline by this browser's clock a reserve is over: no confirm is offered while the
+  // expiry is on its way (the server decides either way)
+  const reserveRuns = booking.status === 'Reserved' || booking.status === 'AwaitingPayment';
+  const now = useNowWhile(reserveRuns);
+  const reserveOver = reserveRuns && now > 0 && booking.reserveExpiresAt.getTime() <= now;
   const allowed = ACTION_ORDER.filter((a) => {
     if (!byState[a] || !can(`booking.${a}`)) return false;
-    // an agent cancels only the bookings it created (the command checks this too)
-    if (a === 'cancel' && user.role === 'agent' && booking.createdBy !== user.id) return false;
+    if (reserveOver && (a === 'confirm' || a === 'confirmPayment' || a === 'uploadContract' || a === 'uploadReceipt')) return false;
+    // an agent or an investor cancels only the bookings it created (the command checks this too)
+    if (a === 'cancel' && (user.role === 'agent' || user.role === 'investor') && booking.createdBy !== user.id) return false;
     return true;
   });
-  if (allowed.length === 0) return doneNotice;
+  const expiredNote = reserveOver ? (
+    <p className="notice notice-warning" role="status" data-testid="reserve-over">
+      <span aria-hidden="true">⌛ </span>{t('reserveOver')} <Time value={booking.reserveExpiresAt} />
+    </p>
+  ) : null;
+  if (allowed.length === 0) return <>{doneNotice}{expiredNote}</>;
 
   const fields: Partial<Record<BookingActionKey, DialogField[]>> = {
     cancel: [{ name: 'reason', label: t('fields.reason'), required: true, multiline: true }],
@@ -128,9 +139,19 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
   };
 
   const current = active ? mutations[active] : null;
+  // someone changed the booking while this dialog was open: confirm stays off until the user has read what changed
+  const stale = openedVersion !== null && booking.version !== openedVersion && !current?.isPending;
+  // once read, the change may have taken the action away (someone confirmed first): say so, keep confirm off
+  const unavailable = active !== null && !stale && !current?.isPending && !allowed.includes(active);
+  // DESIGN decision 10: a booking is extended at most its program's max_extensions times; the manager sees
+  // the new deadline and which extension this is before confirming, and the button is off at the cap
+  const maxExtensions = booking.program.maxExtensions;
+  const atExtensionCap = booking.extensionCount >= maxExtensions;
+  const nextDeadline = booking.bookingExpiresAt ? new Date(booking.bookingExpiresAt.getTime() + booking.program.bookingDurationHours * 3_600_000) : null;
   return (
     <>
     {doneNotice}
+    {expiredNote}
     <div className="actions" role="group" aria-label={t('actionsLabel')} aria-busy={anyPending || undefined}>
       {allowed.map((a) => (
         <button
@@ -138,7 +159,8 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
           type="button"
           className={`btn ${a === 'cancel' ? 'btn-danger-outline' : 'btn-primary'}`}
           data-action={a}
-          disabled={anyPending}
+          disabled={anyPending || (a === 'extend' && atExtensionCap)}
+          aria-describedby={a === 'extend' && atExtensionCap ? 'extension-cap' : undefined}
           onClick={() => {
             mutations[a].reset();
             setIdempotencyKey(newKey());
@@ -151,13 +173,22 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
           {t(`actions.${a}`)}
         </button>
       ))}
+      {allowed.includes('extend') && atExtensionCap ? (
+        <p id="extension-cap" className="small muted" data-testid="extension-cap">{t('extension.cap', { max: maxExtensions })}</p>
+      ) : null}
       <ConfirmDialog
         open={active !== null}
         title={active ? t(`confirm.${active}.title`) : ''}
         message={active ? (
           <>
-            {openedVersion !== null && booking.version !== openedVersion && !current?.isPending ? <ConcurrentChange booking={booking} /> : null}
+            {stale ? <ConcurrentChange booking={booking} onRead={() => setOpenedVersion(booking.version)} /> : null}
+            {unavailable ? (
+              <p className="notice notice-warning" role="alert" data-testid="action-unavailable">
+                <span aria-hidden="true">⚠ </span>{t('concurrent.unavailable', { status: t(`status.${booking.status}`) })}
+              </p>
+            ) : null}
             {t(`confirm.${active}.message`)}
+            {active === 'extend' && nextDeadline ? <ExtensionPreview until={nextDeadline} n={booking.extensionCount + 1} max={maxExtensions} /> : null}
             {active === 'uploadContract' && needsRequisites ? <RequisitesPicker tenantId={booking.tenantId} value={requisites} onChange={setRequisites} required /> : null}
           </>
         ) : null}
@@ -165,6 +196,7 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
         fields={active ? fields[active] ?? [] : []}
         danger={active === 'cancel'}
         pending={current?.isPending}
+        blocked={stale || unavailable}
         error={current?.error}
         onConfirm={(values) => active && run(active, values)}
         onClose={() => setActive(null)}
@@ -174,12 +206,23 @@ export function BookingActions({ booking }: { booking: BookingDetails }) {
   );
 }
 
+/** The extend dialog's preview: the deadline after this extension and which extension of the allowed ones it is. */
+function ExtensionPreview({ until, n, max }: { until: Date; n: number; max: number }) {
+  const t = useTranslations('booking');
+  const format = useFormatter();
+  return (
+    <p data-testid="extension-preview"><strong>
+      {t('extension.next', { date: format.dateTime(until, { dateStyle: 'medium', timeStyle: 'short' }), n, max })}
+    </strong></p>
+  );
+}
+
 /**
  * Shown in an open command dialog when the booking changed meanwhile (the live feed refetched it):
- * who did what and when, from the booking's latest timeline entry (#19 point 4). The server would
+ * who did what and when, from the booking's latest timeline entry. The server would
  * refuse the stale command anyway (expectedVersion); this says why before the user tries.
  */
-function ConcurrentChange({ booking }: { booking: BookingDetails }) {
+function ConcurrentChange({ booking, onRead }: { booking: BookingDetails; onRead: () => void }) {
   const t = useTranslations('booking');
   const trpc = useTRPC();
   const last = booking.timeline.at(-1);
@@ -190,7 +233,8 @@ function ConcurrentChange({ booking }: { booking: BookingDetails }) {
     <p className="notice notice-warning" role="alert" data-testid="concurrent-change">
       <span aria-hidden="true">⚠ </span>
       {t('concurrent.changed', { status: t(`status.${booking.status}`), who })}{' '}
-      {last ? <Time value={last.at} seconds /> : null}
+      {last ? <Time value={last.at} seconds /> : null}{' '}
+      <button type="button" className="btn btn-small" data-action="reread" onClick={onRead}>{t('concurrent.reread')}</button>
     </p>
   );
 }
@@ -235,8 +279,8 @@ export function BookingSummary({ booking, showLink = true }: { booking: BookingD
       <div className="summary-head">
         <span className={`badge booking-${booking.status}`} data-testid="booking-status">{t(`status.${booking.status}`)}</span>
         {showLink ? (
-          <Link href={`/bookings/${booking.id}`} className="mono small" data-testid="booking-link">
-            {t('openBooking')} {booking.id.slice(0, 8)}
+          <Link href={`/bookings/${booking.id}`} className="small" data-testid="booking-link">
+            {t('openBooking')}
           </Link>
         ) : null}
       </div>

@@ -4,7 +4,8 @@ import { useTranslations } from 'next-intl';
 import { useState } from 'react';
 import { CATALOG_ACTION_ROLES } from '@/server/chessboard/catalog-action-roles';
 import { useInvalidateAll } from './booking-panel';
-import { ConfirmDialog } from './confirm-dialog';
+import { ConfirmDialog, type DialogField } from './confirm-dialog';
+import { announce } from './toast';
 import { useCan, useSessionUser } from './session';
 import { useTRPC, type RouterOutputs } from './trpc';
 
@@ -12,10 +13,11 @@ type ObjectDetails = RouterOutputs['chessboard']['object']['object'];
 type Action = 'hide' | 'show' | 'withdrawObject' | 'withdrawProject';
 
 /**
- * Catalog actions of a developer manager / PIN manager in the drawer (#19): hide or show the object
+ * Catalog actions of a developer manager / PIN manager in the drawer: hide or show the object
  * on the storefront, withdraw the object or its whole project. Each asks for a reason in a dialog;
- * the server gates the role, scopes the tenant and writes the audit row. A withdrawn object is gone
- * from the grid, so the drawer closes (onWithdrawn).
+ * the server gates the role, scopes the tenant and writes the audit row. Withdrawing cannot be undone,
+ * so its dialog also asks for the flat's number (the project's name) typed in. A withdrawn object is
+ * gone from the grid, so the drawer closes (onWithdrawn) and the page shell keeps the notice.
  */
 export function CatalogActions({ object, onWithdrawn }: { object: ObjectDetails; onWithdrawn: () => void }) {
   const t = useTranslations('catalogActions');
@@ -26,20 +28,28 @@ export function CatalogActions({ object, onWithdrawn }: { object: ObjectDetails;
   const [done, setDone] = useState<string | null>(null);
   const finish = (message: string, gone: boolean) => {
     setActive(null);
-    setDone(message);
     void invalidate();
-    if (gone) onWithdrawn();
+    if (gone) {
+      announce(message);
+      onWithdrawn();
+    } else {
+      setDone(message);
+    }
   };
   const hide = useMutation(trpc.chessboard.setObjectHidden.mutationOptions({
     onSuccess: (r) => finish(r.status === 'Hidden' ? t('hidden', { number: object.number }) : t('shown', { number: object.number }), false),
   }));
-  const withdrawObject = useMutation(trpc.chessboard.withdrawObject.mutationOptions({ onSuccess: () => finish(t('withdrawnObject'), true) }));
-  const withdrawProject = useMutation(trpc.chessboard.withdrawProject.mutationOptions({ onSuccess: () => finish(t('withdrawnProject'), true) }));
+  const withdrawObject = useMutation(trpc.chessboard.withdrawObject.mutationOptions({ onSuccess: () => finish(t('withdrawnObject', { number: object.number }), true) }));
+  const withdrawProject = useMutation(trpc.chessboard.withdrawProject.mutationOptions({ onSuccess: () => finish(t('withdrawnProject', { project: object.projectName }), true) }));
   if (!(CATALOG_ACTION_ROLES as readonly string[]).includes(user.role)) return null;
   const canHide = object.status === 'Free' || object.status === 'Hidden';
   const canWithdraw = object.status !== 'Reserved' && object.status !== 'Booked';
   const pending = hide.isPending || withdrawObject.isPending || withdrawProject.isPending;
   const current = active === 'hide' || active === 'show' ? hide : active === 'withdrawObject' ? withdrawObject : withdrawProject;
+  const reasonField: DialogField = { name: 'reason', label: t('reason'), required: true, multiline: true };
+  const typed = active === 'withdrawObject' ? object.number : active === 'withdrawProject' ? object.projectName : null;
+  const fields: DialogField[] = typed === null ? [reasonField]
+    : [reasonField, { name: 'confirmText', label: t(active === 'withdrawObject' ? 'typeNumber' : 'typeProject', { number: object.number, project: object.projectName }), required: true, mustEqual: typed }];
   const open = (a: Action) => { hide.reset(); withdrawObject.reset(); withdrawProject.reset(); setDone(null); setActive(a); };
   return (
     <section className="drawer-section catalog-actions" aria-label={t('title')} data-testid="catalog-actions">
@@ -71,7 +81,7 @@ export function CatalogActions({ object, onWithdrawn }: { object: ObjectDetails;
         message={t(`${active}Message`, { number: object.number, project: object.projectName })}
         confirmLabel={t(active)}
         danger={active === 'withdrawObject' || active === 'withdrawProject'}
-        fields={[{ name: 'reason', label: t('reason'), required: true, multiline: true }]}
+        fields={fields}
         pending={current.isPending}
         error={current.error}
         onConfirm={(v) => {
@@ -87,7 +97,7 @@ export function CatalogActions({ object, onWithdrawn }: { object: ObjectDetails;
 }
 
 /**
- * Who can act on this object, for a user who cannot (#19 point 8): a developer manager on a Free unit
+ * Who can act on this object, for a user who cannot: a developer manager on a Free unit
  * learns that an agent books it; a viewer sees that the drawer is read-only.
  */
 export function RoleNote({ object }: { object: ObjectDetails }) {

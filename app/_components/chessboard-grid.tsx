@@ -1,9 +1,10 @@
 'use client';
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from 'react';
-import { useTranslations } from 'next-intl';
-import { Countdown } from './countdown';
+import { useLocale, useTranslations } from 'next-intl';
+import { currentNow, subscribeNow } from './clock';
+import { durationWords, type DurationLocale } from './duration-words';
 import { fillIn } from './message-template';
-import { useFormat, type Format } from './format';
+import { useFormat } from './format';
 import type { Density } from './grid-view';
 import { STATUS_GLYPH, type ObjectStatus } from './status';
 import type { RouterOutputs } from './trpc';
@@ -116,50 +117,102 @@ export function moveFocus(layout: Layout, fromId: string, key: string, ctrl: boo
   }
 }
 
-export interface CellStrings {
-  status: Record<ObjectStatus, string>;
-  statusShort: Record<ObjectStatus, string>;
-  studio: string;
-  roomsShort: (n: number) => string;
-  area: (n: number) => string;
-  m2: string;
-  aria: (cell: GridCell) => string;
+/** What a cell shows, formatted once per board (not per render, not per cell component). */
+interface CellText {
+  aria: string;
+  short: string;
+  meta: string;
+  price: string;
+  /** the hold's deadline (ms), when the object is held */
+  until: number | null;
 }
 
-const Cell = memo(function Cell({
-  cell, colIndex, focused, dimmed, selected, strings, f, pricePerM2,
-}: { cell: GridCell; colIndex: number; focused: boolean; dimmed: boolean; selected: boolean; strings: CellStrings; f: Format; pricePerM2: boolean }) {
-  const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
-  // the accessible name is the sr-only sentence; the visible bits are aria-hidden so the name and the
-  // content never disagree (axe label-content-name-mismatch flagged every cell with an aria-label).
-  // Few elements per cell, each one text node (a board has 1,000 cells; the browser's style and
-  // layout of its elements was most of the page's load): the cell is a CSS grid of number, status
-  // marker (the short status text is the marker's ::after), rooms · area, price and the timer.
+type Texts = Map<string, CellText>;
+
+/**
+ * A countdown's text in a cell: the time left, or "⚠ просроч. 9 мин" past the deadline — in a compact
+ * cell only "⚠ просроч." (the dashed border marks it too; the time is in the drawer and the tooltip).
+ */
+function timerText(until: number, now: number, lang: DurationLocale, overdueShort: (time: string) => string, compact: boolean): string {
+  const left = until - now;
+  if (left >= 0) return durationWords(left, lang);
+  return `⚠ ${compact ? overdueShort('').trim() : overdueShort(durationWords(left, lang))}`;
+}
+
+/** One cell: a plain element built by a function (no component, no hooks, no listeners of its own). */
+function cellElement(cell: GridCell, text: CellText, col: number, tabStop: boolean, selected: boolean, match: boolean, timer: string | null, timerOverdue: boolean) {
+  // the accessible name is the sr-only sentence (and the timer's words); the visible bits are
+  // aria-hidden so the name and the content never disagree. Text formatted with Intl may differ by a
+  // space between the server's ICU and the browser's: the server's text is kept (suppressHydrationWarning).
   return (
     <div
+      key={cell.id}
       role="gridcell"
-      aria-colindex={colIndex}
-      tabIndex={focused ? 0 : -1}
+      aria-colindex={col}
+      tabIndex={tabStop ? 0 : -1}
       data-cell-id={cell.id}
       data-status={cell.status}
       data-number={cell.number}
-      data-match={dimmed ? undefined : 'true'}
+      data-match={match ? 'true' : undefined}
       aria-selected={selected}
-      className={`cell status-${cell.status}${dimmed ? ' cell-dimmed' : ''}${selected ? ' cell-selected' : ''}`}
+      className={`cell status-${cell.status}${match ? '' : ' cell-dimmed'}${selected ? ' cell-selected' : ''}`}
     >
-      <span className="sr-only">{strings.aria(cell)}</span>
+      <span className="sr-only" suppressHydrationWarning>{text.aria}</span>
       <span className="cell-number" aria-hidden="true">{cell.number}</span>
-      <span className="glyph" aria-hidden="true" data-short={strings.statusShort[cell.status]}>{STATUS_GLYPH[cell.status]}</span>
-      <span className="cell-meta" aria-hidden="true">
-        {`${cell.rooms === 0 ? strings.studio : strings.roomsShort(cell.rooms)} · ${strings.area(cell.area)} ${strings.m2}`}
-      </span>
-      <span className="cell-price" aria-hidden="true" data-price-per-m2={pricePerM2 ? 'true' : undefined}>
-        {pricePerM2 ? `${f.compactMoney(Math.round(cell.price / cell.area))} ₽/${strings.m2}` : `${f.compactMoney(cell.price)} ₽`}
-      </span>
-      {until ? <Countdown until={until} compact /> : null}
+      <span className="glyph" aria-hidden="true" data-short={text.short}>{STATUS_GLYPH[cell.status]}</span>
+      <span className="cell-meta" aria-hidden="true" suppressHydrationWarning>{text.meta}</span>
+      <span className="cell-price" aria-hidden="true" suppressHydrationWarning>{text.price}</span>
+      {text.until !== null ? (
+        <span className={`countdown cell-timer${timerOverdue ? ' countdown-overdue' : ''}`} data-until={text.until} suppressHydrationWarning>{timer}</span>
+      ) : null}
     </div>
   );
-});
+}
+
+interface RowProps {
+  row: Layout['rows'][number];
+  rowIndex: number;
+  sections: Layout['sections'];
+  texts: Texts;
+  /** what decides a re-render: the row's cells (id, version, status, price, deadlines), view and texts */
+  signature: string;
+  /** '1' per matching cell of the row, '0' per other */
+  matches: string;
+  selectedId: string | null;
+  tabStop: string | null;
+  textNow: number;
+  lang: DurationLocale;
+  overdueShort: (time: string) => string;
+  compact: boolean;
+}
+
+const sectionWidth = (w: number) => `calc(${w} * var(--cell-w) + ${w - 1} * var(--cell-gap))`;
+
+/**
+ * A floor. The unit of re-rendering: a focus move, a selection or one object's live change renders
+ * the one or two floors concerned; the other floors' elements are not compared again.
+ */
+const GridRow = memo(function GridRow({ row, rowIndex, sections, texts, matches, selectedId, tabStop, textNow, lang, overdueShort, compact }: RowProps) {
+  let k = 0;
+  return (
+    <div role="row" aria-rowindex={rowIndex + 2} className="grid-row">
+      <div role="rowheader" className="floor-head" aria-colindex={1}>{row.floor}</div>
+      {sections.map((s) => (
+        <div role="presentation" key={s.section} className="section-group" style={{ width: sectionWidth(s.width) }}>
+          {row.slots.slice(s.start, s.start + s.width).map((cell, i) => {
+            if (!cell) return <div key={`empty-${i}`} className="cell cell-empty" aria-hidden="true" />;
+            const text = texts.get(cell.id)!;
+            const match = matches[k++] === '1';
+            // the timer's first text is the one at the board's first read (the same on the server and at
+            // hydration); from then on the page's ticker writes it (only the timers change each second)
+            const timer = text.until !== null ? timerText(text.until, textNow, lang, overdueShort, compact) : null;
+            return cellElement(cell, text, s.start + i + 2, cell.id === tabStop, cell.id === selectedId, match, timer, text.until !== null && text.until < textNow);
+          })}
+        </div>
+      ))}
+    </div>
+  );
+}, (a, b) => a.signature === b.signature && a.matches === b.matches && a.selectedId === b.selectedId && a.tabStop === b.tabStop && a.rowIndex === b.rowIndex);
 
 /** A hold whose deadline has passed while the object is still held (the safety-net job will release it). */
 export function isOverdue(cell: GridCell, now: number): boolean {
@@ -189,6 +242,7 @@ export function cellMatches(cell: GridCell, filter: GridFilter): boolean {
   return true;
 }
 
+
 export function ChessboardGrid({
   grid, filter, selectedId, onOpen, label, density = 'comfortable', narrow = false, pricePerM2 = false,
 }: {
@@ -197,6 +251,9 @@ export function ChessboardGrid({
 }) {
   const t = useTranslations('chessboard');
   const ts = useTranslations('status');
+  const tc = useTranslations('countdown');
+  const locale = useLocale();
+  const lang: DurationLocale = locale === 'en' ? 'en' : 'ru';
   const f = useFormat();
   // narrow: only matching cells are laid out, so floors and columns without a match disappear
   const layout = useMemo(
@@ -206,8 +263,12 @@ export function ChessboardGrid({
   const containerRef = useRef<HTMLDivElement>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   useWholeBuildingFit(scrollRef, density === 'whole', layout);
+  useSelectedInView(scrollRef, selectedId);
   const [focusedId, setFocusedId] = useState<string | null>(null);
   const moveRequested = useRef(false);
+  // the time the timers' first text is computed at: the first read's server time, the same on the
+  // server and at hydration (a clock read would differ between the two and fail the hydration)
+  const [textNow] = useState(() => grid.serverNow.getTime());
 
   // the roving tab stop: the selected cell, else the last focused one, else the first cell
   const tabStop = focusedId && layout.position.has(focusedId)
@@ -224,14 +285,18 @@ export function ChessboardGrid({
     el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }, [tabStop]);
 
-  const strings = useMemo<CellStrings>(() => {
+  const compact = density === 'compact';
+  const overdueShort = useCallback((time: string) => tc('overdueShort', { time }), [tc]);
+
+  // every cell's text in one pass over the board, when the data, the language or the price mode
+  // change: a message with a plural per room count, the numbers of floors, sections and areas are
+  // formatted once per value; the cell sentence has plain {arguments} only, filled in per cell
+  const texts = useMemo<Texts>(() => {
     const status = { Free: ts('Free'), Reserved: ts('Reserved'), Booked: ts('Booked'), Sold: ts('Sold'), Hidden: ts('Hidden') };
-    // what repeats across a board is formatted once per value, not once per cell (1,000 cells): a
-    // message with a plural per room count, floor and section numbers, areas (each cell shows its area
-    // twice, in its text and in its accessible name)
-    const perValue = (format: (n: number) => string) => {
-      const seen = new Map<number, string>();
-      return (n: number) => {
+    const statusShort = { Free: ts('short.Free'), Reserved: ts('short.Reserved'), Booked: ts('short.Booked'), Sold: ts('short.Sold'), Hidden: ts('short.Hidden') };
+    const perValue = <K,>(format: (n: K) => string) => {
+      const seen = new Map<K, string>();
+      return (n: K) => {
         let text = seen.get(n);
         if (text === undefined) seen.set(n, (text = format(n)));
         return text;
@@ -239,33 +304,74 @@ export function ChessboardGrid({
     };
     const integer = perValue(f.integer);
     const area = perValue(f.area);
-    // cellAria and until have only plain {arguments}: formatted once with markers, then filled per cell
+    const roomsShort = perValue((n: number) => (n === 0 ? t('studioShort') : t('roomsShort', { n })));
+    const rooms = perValue((n: number) => (n === 0 ? t('studio') : t('rooms', { n })));
+    const m2 = t('m2');
     const ariaLabel = fillIn(t, 'cellAria', ['number', 'floor', 'section', 'rooms', 'area', 'price', 'status', 'until']);
-    const untilLabel = fillIn(t, 'until', ['time']);
-    const roomsShort = perValue((n) => t('roomsShort', { n }));
-    const rooms = perValue((n) => (n === 0 ? t('studio') : t('rooms', { n })));
-    return {
-      status,
-      statusShort: { Free: ts('short.Free'), Reserved: ts('short.Reserved'), Booked: ts('short.Booked'), Sold: ts('short.Sold'), Hidden: ts('short.Hidden') },
-      studio: t('studioShort'),
-      roomsShort,
-      area,
-      m2: t('m2'),
-      aria: (cell) => {
-        const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
-        return ariaLabel({
-          number: cell.number,
-          floor: integer(cell.floor),
-          section: integer(cell.section),
-          rooms: rooms(cell.rooms),
-          area: area(cell.area),
-          price: f.money(cell.price),
-          status: status[cell.status],
-          until: until ? untilLabel({ time: f.dateTime(until) }) : '',
-        });
-      },
+    const out: Texts = new Map();
+    for (const cell of grid.cells) {
+      const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
+      const areaText = area(cell.area);
+      out.set(cell.id, {
+        // the deadline is in the timer's words, which are part of the cell's name (a clock time would
+        // be in the server's time zone in the first HTML)
+        aria: ariaLabel({
+          number: cell.number, floor: integer(cell.floor), section: integer(cell.section), rooms: rooms(cell.rooms),
+          area: areaText, price: f.money(cell.price), status: status[cell.status], until: '',
+        }).trimEnd(),
+        short: statusShort[cell.status],
+        meta: `${roomsShort(cell.rooms)} · ${areaText} ${m2}`,
+        // a compact cell has room for "22,41 млн ₽", not for "312,45 тыс. ₽/м²": there the price per m² is in thousands
+        price: !pricePerM2
+          ? `${f.compactMoney(cell.price)} ₽`
+          : compact
+            ? `${f.compactMoney(Math.round(cell.price / cell.area / 1000) * 1000)}/${m2}`
+            : `${f.compactMoney(Math.round(cell.price / cell.area))} ₽/${m2}`,
+        until: until ? until.getTime() : null,
+      });
+    }
+    return out;
+  }, [grid.cells, t, ts, f, pricePerM2, compact]);
+
+  // per floor: what its rendering depends on, compared instead of its 40 cells' elements
+  const textsKey = `${locale}|${density}|${pricePerM2 ? 1 : 0}|${layout.sections.map((s) => `${s.start}+${s.width}`).join(',')}|`;
+  const rowKeys = useMemo(() => layout.rows.map((row) => textsKey + row.slots.map((c) => (c
+    ? `${c.id}:${c.version}:${c.status}:${c.price}:${c.area}:${c.rooms}:${c.number}:${(c.reservedUntil ?? c.bookedUntil)?.getTime() ?? ''}`
+    : '-')).join(',')), [layout, textsKey]);
+  const rowMatches = useMemo(() => layout.rows.map((row) => {
+    let s = '';
+    for (const c of row.slots) if (c) s += cellMatches(c, filter) ? '1' : '0';
+    return s;
+  }), [layout, filter]);
+
+  // the countdowns: one ticker for the board writes the timers' text straight into their elements
+  // (React renders a timer's first text only), so a second's tick touches only the timers
+  const tickRef = useRef<() => void>(() => {});
+  useEffect(() => {
+    const box = containerRef.current;
+    if (!box) return;
+    const timers = box.getElementsByClassName('cell-timer') as HTMLCollectionOf<HTMLElement>;
+    const tick = () => {
+      const now = currentNow();
+      for (const el of timers) {
+        const until = Number(el.dataset.until);
+        const text = timerText(until, now, lang, overdueShort, compact);
+        if (el.textContent !== text) el.textContent = text;
+        const overdue = until < now;
+        if (el.classList.contains('countdown-overdue') !== overdue) el.classList.toggle('countdown-overdue', overdue);
+        el.dataset.remainingMs = String(Math.round(until - now));
+        if (el.dataset.titled !== el.dataset.until) {
+          el.dataset.titled = el.dataset.until;
+          el.title = `${f.dateTime(new Date(until))} · ${f.utc(new Date(until))}`;
+        }
+      }
     };
-  }, [t, ts, f]);
+    tickRef.current = tick;
+    tick();
+    return subscribeNow(tick);
+  }, [lang, overdueShort, f, compact]);
+  // a render may have added timers or moved a deadline: their text is right before the frame is painted
+  useLayoutEffect(() => tickRef.current());
 
   const onKeyDown = useCallback((e: React.KeyboardEvent<HTMLDivElement>) => {
     const target = (e.target as HTMLElement).closest<HTMLElement>('[data-cell-id]');
@@ -297,11 +403,12 @@ export function ChessboardGrid({
     if (id) setFocusedId(id);
   }, []);
 
-  const sectionWidth = (w: number) => `calc(${w} * var(--cell-w) + ${w - 1} * var(--cell-gap))`;
-  // true once the board handles keys and clicks: at once while the browser renders the grid (now
-  // always), after hydration if the grid ever comes in the server's HTML — the bench's "interactive"
-  // mark, which shows such a trade (README, chessboard-grid); cells are memoised, a re-render is cheap
+  // true once the board handles keys and clicks (hydrated): the cells come in the server's HTML, and the
+  // bench's "interactive" mark is this attribute (docs/decisions/0020-grid-rendered-in-the-browser.md)
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const rowOf = (id: string | null) => (id ? layout.position.get(id)?.row ?? -1 : -1);
+  const selectedRow = rowOf(selectedId);
+  const tabStopRow = rowOf(tabStop);
 
   return (
     <div className="grid-scroll" ref={scrollRef} data-density={density} tabIndex={-1} id="chessboard-grid">
@@ -333,34 +440,54 @@ export function ChessboardGrid({
           ))}
         </div>
         {layout.rows.map((row, r) => (
-          <div role="row" key={row.floor} aria-rowindex={r + 2} className="grid-row">
-            <div role="rowheader" className="floor-head" aria-colindex={1}>{row.floor}</div>
-            {layout.sections.map((s) => (
-              <div role="presentation" key={s.section} className="section-group" style={{ width: sectionWidth(s.width) }}>
-                {row.slots.slice(s.start, s.start + s.width).map((cell, i) =>
-                  cell ? (
-                    <Cell
-                      key={cell.id}
-                      cell={cell}
-                      colIndex={s.start + i + 2}
-                      focused={cell.id === tabStop}
-                      selected={cell.id === selectedId}
-                      dimmed={!cellMatches(cell, filter)}
-                      strings={strings}
-                      f={f}
-                      pricePerM2={pricePerM2}
-                    />
-                  ) : (
-                    <div key={`empty-${i}`} className="cell cell-empty" aria-hidden="true" />
-                  ),
-                )}
-              </div>
-            ))}
-          </div>
+          <GridRow
+            key={row.floor}
+            row={row}
+            rowIndex={r}
+            sections={layout.sections}
+            texts={texts}
+            signature={rowKeys[r]}
+            matches={rowMatches[r]}
+            selectedId={selectedRow === r ? selectedId : null}
+            tabStop={tabStopRow === r ? tabStop : null}
+            textNow={textNow}
+            lang={lang}
+            overdueShort={overdueShort}
+            compact={compact}
+          />
         ))}
       </div>
     </div>
   );
+}
+
+/**
+ * The selected cell stays in sight: when the drawer opens beside the board, the board's box narrows
+ * and a cell near its right edge would end up scrolled out of it; the box is scrolled to the cell
+ * whenever its size changes while a cell is selected (and once when one is).
+ */
+function useSelectedInView(ref: RefObject<HTMLDivElement | null>, selectedId: string | null) {
+  useEffect(() => {
+    const box = ref.current;
+    if (!box || !selectedId) return;
+    const reveal = () => {
+      const el = box.querySelector<HTMLElement>(`[data-cell-id="${CSS.escape(selectedId)}"]`);
+      if (!el) return;
+      const b = box.getBoundingClientRect();
+      const c = el.getBoundingClientRect();
+      // the floor numbers and the section heads stick to the box's left and top edges
+      const left = b.left + (box.querySelector<HTMLElement>('.floor-head')?.offsetWidth ?? 0);
+      const top = b.top + (box.querySelector<HTMLElement>('.grid-head')?.offsetHeight ?? 0);
+      if (c.left >= left && c.right <= b.left + box.clientWidth && c.top >= top && c.bottom <= b.top + box.clientHeight) return;
+      box.scrollBy({
+        left: c.right > b.left + box.clientWidth ? c.right - (b.left + box.clientWidth) + 8 : c.left < left ? c.left - left - 8 : 0,
+        top: c.bottom > b.top + box.clientHeight ? c.bottom - (b.top + box.clientHeight) + 8 : c.top < top ? c.top - top - 8 : 0,
+      });
+    };
+    const observer = new ResizeObserver(reveal);
+    observer.observe(box);
+    return () => observer.disconnect();
+  }, [ref, selectedId]);
 }
 
 const SECTION_GAP = 6; // px between sections in the whole-building mode (globals.css [data-density=whole])
@@ -390,7 +517,10 @@ function useWholeBuildingFit(ref: RefObject<HTMLDivElement | null>, active: bool
       const sections = Math.max(1, layout.sections.length);
       const rows = Math.max(1, layout.rows.length);
       const availW = box.clientWidth - 6 - FLOOR_HEAD - SECTION_GAP * sections - (cols - sections) * CELL_GAP;
-      const w = Math.min(104, Math.max(26, Math.floor(availW / cols)));
+      // a phone scrolls a whole building sideways anyway: there a cell keeps room for a four-digit number
+      // (26 px cut "4251" to "425"); a desktop's 1366 px hold 40 units at 29 px
+      const minW = box.clientWidth < 760 ? 32 : 26;
+      const w = Math.min(104, Math.max(minW, Math.floor(availW / cols)));
       const h = Math.min(76, Math.max(18, Math.floor((availH - 2 - head - 4 - rows * CELL_GAP) / rows)));
       box.style.setProperty('--cell-w', `${w}px`);
       box.style.setProperty('--cell-h', `${h}px`);

@@ -1,16 +1,19 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
+import dynamic from 'next/dynamic';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { ChessboardGrid, cellMatches, isOverdue, type GridCell, type GridFilter } from './chessboard-grid';
+import { ChessboardGrid, cellMatches, isOverdue, type Grid, type GridCell, type GridFilter } from './chessboard-grid';
 import { currentNow, setServerNow, useNow, useNowWhile } from './clock';
 import { ErrorNotice } from './error-notice';
 import { DENSITIES, gridViewParams, readGridView, SHOW_MODES, type GridView } from './grid-view';
 import { useLiveEvents } from './live';
-import { ObjectDrawer } from './object-drawer';
 import { OBJECT_STATUSES, STATUS_GLYPH } from './status';
-import { useTRPC } from './trpc';
+import { useTRPC, type RouterOutputs } from './trpc';
 import { useUrlFilters } from './use-url-filters';
+
+// the drawer (booking, deal picker, catalog actions, dialogs) is loaded when a cell is opened, not with the board
+const ObjectDrawer = dynamic(() => import('./object-drawer').then((m) => m.ObjectDrawer), { ssr: false });
 
 const ROOM_OPTIONS = [0, 1, 2, 3, 4] as const;
 
@@ -19,18 +22,39 @@ const parseNum = (v: string): number | null => {
   return v.trim() === '' || !Number.isFinite(n) ? null : n;
 };
 
-export function ChessboardScreen() {
+/**
+ * What the server read for the page's first HTML (app/(console)/chessboard/page.tsx): the lists and
+ * the grid of the board in the URL. They seed the queries, so the board is in the HTML and hydration
+ * asks the server for nothing.
+ */
+export interface InitialBoard {
+  projects: RouterOutputs['chessboard']['projects'];
+  projectId: string | null;
+  buildings: RouterOutputs['chessboard']['buildings'] | null;
+  buildingId: string | null;
+  grid: Grid | null;
+}
+
+export function ChessboardScreen({ initial }: { initial?: InitialBoard | null }) {
   const t = useTranslations('chessboard');
   const ts = useTranslations('status');
   const trpc = useTRPC();
-  const { params, setParams } = useUrlFilters();
+  const { params, setParams } = useUrlFilters({ shallow: true });
+  // the server's answers count as just received (the server's clock may not agree with this one)
+  const [receivedAt] = useState(() => Date.now());
+  const seed = <T,>(data: T | null | undefined) => (data ? { initialData: data, initialDataUpdatedAt: receivedAt } : {});
 
-
-  const projects = useQuery(trpc.chessboard.projects.queryOptions());
+  const projects = useQuery({ ...trpc.chessboard.projects.queryOptions(), ...seed(initial?.projects) });
   const projectId = params.get('project') ?? projects.data?.[0]?.id ?? null;
-  const buildings = useQuery(trpc.chessboard.buildings.queryOptions({ projectId: projectId ?? '' }, { enabled: !!projectId }));
+  const buildings = useQuery({
+    ...trpc.chessboard.buildings.queryOptions({ projectId: projectId ?? '' }, { enabled: !!projectId }),
+    ...seed(initial && initial.projectId === projectId ? initial.buildings : null),
+  });
   const buildingId = params.get('building') ?? buildings.data?.[0]?.id ?? null;
-  const grid = useQuery(trpc.chessboard.grid.queryOptions({ buildingId: buildingId ?? '' }, { enabled: !!buildingId }));
+  const grid = useQuery({
+    ...trpc.chessboard.grid.queryOptions({ buildingId: buildingId ?? '' }, { enabled: !!buildingId }),
+    ...seed(initial && initial.buildingId === buildingId ? initial.grid : null),
+  });
   const objectId = params.get('object');
   const live = useLiveEvents(buildingId);
 
@@ -67,6 +91,8 @@ export function ChessboardScreen() {
     areaMin: parseNum(area.min), areaMax: parseNum(area.max),
     overdueAt: overdue ? now || currentNow() : null,
   }), [statuses, rooms, price, area, overdue, now]);
+  const activeFilters = statuses.size + rooms.size + (overdue ? 1 : 0) + (price.min || price.max ? 1 : 0) + (area.min || area.max ? 1 : 0);
+  const [panelOpen, setPanelOpen] = useState(false);
   const filtered = filter.statuses.size > 0 || filter.rooms.size > 0 || overdue || price.min || price.max || area.min || area.max;
   const matching = useMemo(() => (grid.data ? grid.data.cells.filter((c) => cellMatches(c, filter)).length : 0), [grid.data, filter]);
 
@@ -102,6 +128,17 @@ export function ChessboardScreen() {
     const id = lastOpened.current ?? objectId;
     requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-cell-id="${id}"]`)?.focus());
   }, [setParams, objectId]);
+
+  // the drawer's code is fetched once the board is idle, so the first click does not wait for it
+  useEffect(() => {
+    const load = () => void import('./object-drawer');
+    if (typeof window.requestIdleCallback !== 'function') {
+      const timer = setTimeout(load, 1000);
+      return () => clearTimeout(timer);
+    }
+    const id = window.requestIdleCallback(load, { timeout: 3000 });
+    return () => window.cancelIdleCallback(id);
+  }, []);
 
   const building = buildings.data?.find((b) => b.id === buildingId);
   const project = projects.data?.find((p) => p.id === projectId);
@@ -139,7 +176,18 @@ export function ChessboardScreen() {
         <span className={`live live-${live}`} role="status" data-testid="live-state" title={t(`live.${live}Hint`)}>
           <span aria-hidden="true">●</span> {t(`live.${live}`)}
         </span>
-        <div className="view-options" role="group" aria-label={t('viewOptions')}>
+        {/* on a phone the view options and the filters fold behind this button, so the board is in the first screen */}
+        <button
+          type="button"
+          className="btn btn-small filters-toggle"
+          aria-expanded={panelOpen}
+          aria-controls="board-view-options board-filters"
+          onClick={() => setPanelOpen((open) => !open)}
+          data-testid="filters-toggle"
+        >
+          {t('filters')}{activeFilters > 0 ? ` · ${activeFilters}` : ''}
+        </button>
+        <div className="view-options" role="group" aria-label={t('viewOptions')} id="board-view-options" data-open={panelOpen ? 'true' : undefined}>
           <div className="chips" role="group" aria-label={t('density.label')}>
             <span className="filter-label" aria-hidden="true">{t('density.label')}</span>
             {DENSITIES.map((d) => (
@@ -166,7 +214,7 @@ export function ChessboardScreen() {
       <ErrorNotice error={projects.error ?? buildings.error ?? grid.error} />
       {projects.data && projects.data.length === 0 ? <p className="empty-state">{t('noProjects')}</p> : null}
 
-      <div className="filters" role="group" aria-label={t('filters')}>
+      <div className="filters" role="group" aria-label={t('filters')} id="board-filters" data-open={panelOpen ? 'true' : undefined}>
         <div className="legend" role="group" aria-label={t('legend')}>
           {OBJECT_STATUSES.map((s) => (
             <button

@@ -42,6 +42,11 @@ export function setServerNow(serverNow: Date, receivedAt = Date.now()) {
 
 export const currentNow = () => Date.now() + serverOffsetMs;
 
+/** The same 1-second ticker outside React: the chessboard writes its cells' timers straight into the DOM. */
+export function subscribeNow(listener: () => void): () => void {
+  return subscribe(listener);
+}
+
 /** The corrected current time, re-rendering the caller once a second. */
 export function useNow(): number {
   return useSyncExternalStore(subscribe, () => now, () => 0);

@@ -12,6 +12,8 @@ export interface DialogField {
   hint?: string;
   /** a choice instead of text: radio buttons in a fieldset (label = legend); required means one must be picked */
   options?: { value: string; label: string }[];
+  /** the text the user must type to confirm (e.g. the flat's number before an irreversible action) */
+  mustEqual?: string;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface DialogField {
  * returns to the opener). Fields such as the cancel reason are required before the button enables.
  */
 export function ConfirmDialog({
-  open, title, message, confirmLabel, fields = [], danger = false, pending = false, error, onConfirm, onClose,
+  open, title, message, confirmLabel, fields = [], danger = false, pending = false, blocked = false, error, onConfirm, onClose,
 }: {
   open: boolean;
   title: string;
@@ -28,6 +30,8 @@ export function ConfirmDialog({
   fields?: DialogField[];
   danger?: boolean;
   pending?: boolean;
+  /** the confirm button stays off (e.g. until the user has read what changed meanwhile) */
+  blocked?: boolean;
   error?: unknown;
   onConfirm: (values: Record<string, string>) => void;
   onClose: () => void;
@@ -50,7 +54,7 @@ export function ConfirmDialog({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [open]);
 
-  const missing = fields.some((f) => f.required && !(values[f.name] ?? '').trim());
+  const missing = fields.some((f) => (f.required && !(values[f.name] ?? '').trim()) || (f.mustEqual !== undefined && (values[f.name] ?? '').trim() !== f.mustEqual));
 
   return (
     <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
@@ -59,7 +63,7 @@ export function ConfirmDialog({
         className="form"
         onSubmit={(e) => {
           e.preventDefault();
-          if (!missing && !pending) onConfirm(values);
+          if (!missing && !pending && !blocked) onConfirm(values);
         }}
       >
         <h2 id={titleId}>{title}</h2>
@@ -90,7 +94,7 @@ export function ConfirmDialog({
             {f.multiline ? (
               <textarea name={f.name} required={f.required} rows={3} maxLength={500} value={values[f.name] ?? ''} onChange={(e) => setValues((v) => ({ ...v, [f.name]: e.target.value }))} />
             ) : (
-              <input name={f.name} required={f.required} maxLength={500} value={values[f.name] ?? ''} onChange={(e) => setValues((v) => ({ ...v, [f.name]: e.target.value }))} />
+              <input name={f.name} required={f.required} maxLength={500} autoComplete="off" value={values[f.name] ?? ''} onChange={(e) => setValues((v) => ({ ...v, [f.name]: e.target.value }))} />
             )}
             {f.hint ? <small className="muted">{f.hint}</small> : null}
           </label>
@@ -100,7 +104,7 @@ export function ConfirmDialog({
           <button type="button" className="btn" onClick={onClose} disabled={pending}>
             {t('cancel')}
           </button>
-          <button type="submit" className={`btn ${danger ? 'btn-danger' : 'btn-primary'}`} disabled={missing || pending} data-testid="dialog-confirm">
+          <button type="submit" className={`btn ${danger ? 'btn-danger' : 'btn-primary'}`} disabled={missing || pending || blocked} data-testid="dialog-confirm">
             {pending ? t('working') : confirmLabel}
           </button>
         </div>

@@ -6,8 +6,13 @@ import { useId, useState } from 'react';
 import { useSessionUser } from './session';
 
 const ITEMS = [
+  // an investor starts from its deals; the chessboard shows the projects of their developers
+  { href: '/deals', key: 'myDeals', roles: ['investor'] },
   { href: '/chessboard', key: 'chessboard' },
   { href: '/bookings', key: 'bookings' },
+  // the people who run sales: a tenant's developer managers and PIN managers (reports.funnel's roles)
+  { href: '/reports', key: 'reports', roles: ['developer_manager', 'pin_manager'] },
+  { href: '/rewards', key: 'rewards', roles: ['agent', 'developer_manager', 'pin_manager'] },
   // only the roles the ops pages serve (the ops layout answers the others with its no-access notice)
   { href: '/ops', key: 'ops', roles: ['ops', 'pin_manager', 'viewer'] },
 ] as const;

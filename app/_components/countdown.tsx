@@ -5,7 +5,7 @@ import { useNow } from './clock';
 import { durationWords } from './duration-words';
 import { useFormat } from './format';
 
-/** Which deadline a countdown runs to: the reserve's or the booking's (#19 point 6: say which). */
+/** Which deadline a countdown runs to: the reserve's or the booking's (the words say which). */
 export type Deadline = 'reserve' | 'booking';
 
 /**

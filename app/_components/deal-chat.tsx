@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import Link from 'next/link';
-import { useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { actionsForState, useInvalidateAll } from './booking-panel';
 import { ConfirmDialog } from './confirm-dialog';
 import { ErrorNotice } from './error-notice';
@@ -15,6 +15,9 @@ type Deal = RouterOutputs['deal']['byId'];
 type DealBooking = Deal['bookings'][number];
 type Entry = RouterOutputs['messenger']['chat']['entries'][number];
 type CardAction = 'confirm' | 'extend';
+type ObjectLabel = RouterOutputs['chessboard']['objectLabels'][number];
+/** what a card's Confirm / Extend may do; the booking's current state decides which of them show */
+const CARD_ACTIONS: CardAction[] = ['confirm', 'extend'];
 
 const MAX_CHARS = 2000;
 const CARD_TIME_FIELDS = ['reserveExpiresAt', 'bookingExpiresAt', 'previousBookingExpiresAt', 'deadline', 'paidAt', 'startedAt'] as const;
@@ -25,6 +28,9 @@ export function DealPage({ dealId }: { dealId: string }) {
   const trpc = useTRPC();
   useLiveEvents(null);
   const deal = useQuery(trpc.deal.byId.queryOptions({ dealId }));
+  const objectIds = [...new Set((deal.data?.bookings ?? []).map((b) => b.propertyObjectId))];
+  const labels = useQuery(trpc.chessboard.objectLabels.queryOptions({ ids: objectIds }, { enabled: objectIds.length > 0, staleTime: 300_000 }));
+  const labelOf = new Map((labels.data ?? []).map((l) => [l.id, l]));
   return (
     <section className="page deal-page">
       <nav className="breadcrumbs" aria-label={t('breadcrumbs')}>
@@ -41,16 +47,17 @@ export function DealPage({ dealId }: { dealId: string }) {
             {deal.data.bookings.length === 0 ? <p className="muted">{t('noBookings')}</p> : (
               <ul className="deal-bookings" data-testid="deal-bookings">
                 {deal.data.bookings.map((b) => (
-                  <li key={b.id}>
-                    <Link href={`/bookings/${b.id}`} className="mono">{b.id.slice(0, 8)}</Link>{' '}
+                  <li key={b.id} data-booking-id={b.id}>
+                    <Link href={`/bookings/${b.id}`}><BookingName booking={b} label={labelOf.get(b.propertyObjectId)} /></Link>{' '}
                     <span>{ts(`status.${b.status}`)}</span>
+                    {labelOf.get(b.propertyObjectId) ? <span className="muted small"> · {labelOf.get(b.propertyObjectId)!.projectName}, {labelOf.get(b.propertyObjectId)!.buildingName}</span> : null}
                   </li>
                 ))}
               </ul>
             )}
           </div>
           <div className="card deal-chat-card">
-            <DealChat dealId={dealId} bookings={deal.data.bookings} />
+            <DealChat dealId={dealId} bookings={deal.data.bookings} labels={labelOf} />
           </div>
         </div>
       ) : null}
@@ -58,8 +65,19 @@ export function DealPage({ dealId }: { dealId: string }) {
   );
 }
 
-/** The deal's chat: system cards of the booking saga and participants' messages, newest last; live. */
-export function DealChat({ dealId, bookings }: { dealId: string; bookings: DealBooking[] }) {
+/** A booking as people name it: by its flat ("кв. 3012"); the short id only until the label has loaded. */
+function BookingName({ booking, label }: { booking: { id: string }; label: ObjectLabel | undefined }) {
+  const t = useTranslations('dealChat');
+  return label ? <>{t('flat', { number: label.number })}</> : <span className="mono">{t('booking', { id: booking.id.slice(0, 8) })}</span>;
+}
+
+/**
+ * The deal's chat: system cards of the booking saga and participants' messages, newest last; live.
+ * It opens at the newest entry and follows new ones while the reader is at the bottom. Only the
+ * newest card of each booking carries its actions, and they are those of the booking's current
+ * state: an older card's date may be out of date, so acting on it would mislead.
+ */
+export function DealChat({ dealId, bookings, labels }: { dealId: string; bookings: DealBooking[]; labels?: Map<string, ObjectLabel> }) {
   const t = useTranslations('dealChat');
   const trpc = useTRPC();
   const [older, setOlder] = useState<Entry[]>([]);
@@ -77,16 +95,38 @@ export function DealChat({ dealId, bookings }: { dealId: string; bookings: DealB
   const cursor = olderCursor === undefined ? chat.data?.olderCursor : olderCursor;
   const entries = [...older, ...(chat.data?.entries ?? []).filter((e) => !older.some((o) => o.id === e.id))];
   const byId = new Map(bookings.map((b) => [b.id, b]));
+  const latestCard = new Map<string, number>();
+  for (const e of entries) if (e.kind === 'card' && e.bookingId && e.id > (latestCard.get(e.bookingId) ?? 0)) latestCard.set(e.bookingId, e.id);
+
+  const listRef = useRef<HTMLOListElement>(null);
+  const atBottom = useRef(true);
+  const newestId = chat.data?.entries.at(-1)?.id ?? null;
+  // the newest entry in view on open and when one arrives (unless the reader scrolled up to read older ones)
+  useLayoutEffect(() => {
+    const el = listRef.current;
+    if (el && newestId !== null && atBottom.current) el.scrollTop = el.scrollHeight;
+  }, [newestId]);
+  useEffect(() => {
+    const el = listRef.current;
+    if (!el) return;
+    const onScroll = () => { atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40; };
+    el.addEventListener('scroll', onScroll, { passive: true });
+    return () => el.removeEventListener('scroll', onScroll);
+  }, [chat.isSuccess]);
 
   return (
     <>
       <h2 id="deal-chat-title">{t('title')}</h2>
       {notFound ? <p className="muted" data-testid="chat-empty">{t('empty')}</p> : <ErrorNotice error={chat.error} />}
       {cursor ? <button type="button" className="btn btn-small" onClick={() => void loadOlder()}>{t('older')}</button> : null}
-      <ol className="chat" tabIndex={0} aria-labelledby="deal-chat-title" aria-live="polite" data-testid="deal-chat">
+      <ol ref={listRef} className="chat" tabIndex={0} aria-labelledby="deal-chat-title" aria-live="polite" data-testid="deal-chat">
         {entries.map((e) => (
           <li key={e.id} className={`chat-entry chat-${e.kind}`} data-kind={e.kind} data-card={e.cardType ?? undefined}>
-            {e.kind === 'card' ? <SystemCard entry={e} booking={e.bookingId ? byId.get(e.bookingId) : undefined} /> : <ChatMessage entry={e} />}
+            {e.kind === 'card' ? (
+              <SystemCard entry={e} booking={e.bookingId ? byId.get(e.bookingId) : undefined}
+                label={e.bookingId ? labels?.get(byId.get(e.bookingId)?.propertyObjectId ?? '') : undefined}
+                latest={!!e.bookingId && latestCard.get(e.bookingId) === e.id} />
+            ) : <ChatMessage entry={e} />}
           </li>
         ))}
       </ol>
@@ -108,15 +148,15 @@ function ChatMessage({ entry }: { entry: Entry }) {
   );
 }
 
-function SystemCard({ entry, booking }: { entry: Entry; booking: DealBooking | undefined }) {
+function SystemCard({ entry, booking, label, latest }: { entry: Entry; booking: DealBooking | undefined; label: ObjectLabel | undefined; latest: boolean }) {
   const t = useTranslations('dealChat');
-  const card = (entry.card ?? {}) as Record<string, unknown> & { actions?: CardAction[]; reason?: string };
+  const card = (entry.card ?? {}) as Record<string, unknown> & { reason?: string };
   const type = entry.cardType ?? 'booking-created';
   return (
     <div className="chat-system" role="article" aria-label={t(`cards.${type}.title`)}>
       <div className="chat-meta small muted">
         <span aria-hidden="true">⚙ </span>{t('system')} · <Time value={entry.occurredAt} />
-        {entry.bookingId ? <> · <Link href={`/bookings/${entry.bookingId}`} className="mono">{t('booking', { id: entry.bookingId.slice(0, 8) })}</Link></> : null}
+        {entry.bookingId ? <> · <Link href={`/bookings/${entry.bookingId}`}><BookingName booking={{ id: entry.bookingId }} label={label} /></Link></> : null}
       </div>
       <p className="chat-card-title"><strong>{t(`cards.${type}.title`)}</strong></p>
       <p className="chat-card-ask">{t(`cards.${type}.ask`)}</p>
@@ -126,7 +166,7 @@ function SystemCard({ entry, booking }: { entry: Entry; booking: DealBooking | u
         ))}
         {card.reason ? <div><dt>{t('fields.reason')}</dt><dd>{card.reason}</dd></div> : null}
       </dl>
-      {booking && card.actions?.length ? <CardActions booking={booking} actions={card.actions} /> : null}
+      {booking && latest ? <CardActions booking={booking} actions={CARD_ACTIONS} /> : null}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 /**
- * A countdown's remaining (or overdue) time in words with units (#19 point 6): "49 мин 18 с",
+ * A countdown's remaining (or overdue) time in words with units: "49 мин 18 с",
  * "21 ч 54 мин", "2 д 3 ч", "18 с" — never the ambiguous "49:18" vs "21:54:18". Two units at most:
  * the larger ones matter, seconds only while under an hour. The sign is the caller's business (it
  * says "осталось" or "просрочено на"); this takes the absolute value.

@@ -9,7 +9,7 @@ import { useMemo } from 'react';
  */
 export function makeFormat(locale: string): Format {
   // Intl constructors cost tens of µs each: one set per locale for the whole page (every countdown of
-  // a 1,000-cell grid asks for it; one set per component made its render 3× slower)
+  // a 1,000-cell grid asks for it; one set per component would multiply the grid's render time)
   let format = formats.get(locale);
   if (!format) formats.set(locale, (format = buildFormat(locale)));
   return format;
@@ -19,7 +19,7 @@ const formats = new Map<string, Format>();
 
 /** An Intl formatter made on its first use: a page pays only for the formats it shows (the first
  * Intl object of a page loads the locale's ICU data, 70–170 ms in the grid's profile; each one after
- * costs tens of µs), and the shell's first render no longer makes all eight. */
+ * costs tens of µs), so the shell's first render makes only the formats it shows. */
 function lazy<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());

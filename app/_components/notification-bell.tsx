@@ -9,7 +9,7 @@ import { useTRPC } from './trpc';
 const PAGE = 20;
 
 /**
- * The header's notification centre (#20): a bell with the unread count, a popover list (newest first,
+ * The header's notification centre: a bell with the unread count, a popover list (newest first,
  * mark read / mark all read, each entry links to its booking). Live: the SSE feed's `notifications`
  * event (a NOTIFY on insert) refetches; the stream is its own, so the bell is live on every page.
  */
@@ -25,7 +25,10 @@ export function NotificationBell() {
   const panelRef = useRef<HTMLDivElement>(null);
 
   const count = useQuery(trpc.notifications.unreadCount.queryOptions(undefined, { refetchInterval: 120_000 }));
-  const list = useQuery(trpc.notifications.list.queryOptions({ limit }, { enabled: open }));
+  // one line per booking: its newest notice, who acted, and how many more there are
+  const list = useQuery(trpc.notifications.lines.queryOptions({ limit }, { enabled: open }));
+  const actorIds = [...new Set((list.data?.items ?? []).flatMap((n) => (n.data.actorType === 'user' && typeof n.data.actorId === 'string' ? [n.data.actorId] : [])))];
+  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: actorIds }, { enabled: open && actorIds.length > 0, staleTime: 300_000 }));
   const refresh = () => queryClient.invalidateQueries(trpc.notifications.pathFilter());
   const markRead = useMutation(trpc.notifications.markRead.mutationOptions({ onSettled: refresh }));
   const markAll = useMutation(trpc.notifications.markAllRead.mutationOptions({ onSettled: refresh }));
@@ -75,6 +78,12 @@ export function NotificationBell() {
   }, [open]);
 
   const unread = count.data?.unread ?? 0;
+  /** "кв. 3012 · Сделка №1019": what the notice is about, as managers name it */
+  const subject = (d: Record<string, unknown>) => [
+    typeof d.objectNumber === 'string' ? t('flat', { number: d.objectNumber }) : null,
+    typeof d.dealTitle === 'string' ? d.dealTitle : null,
+  ].filter(Boolean).join(' · ');
+  const actorOf = (d: Record<string, unknown>) => (d.actorType === 'user' && typeof d.actorId === 'string' ? names.data?.[d.actorId] ?? null : null);
   const text = (n: { type: string; data: Record<string, unknown> }) => {
     const d = n.data;
     const when = (v: unknown) => (typeof v === 'string' ? format.dateTime(new Date(v)) : '—');
@@ -106,25 +115,38 @@ export function NotificationBell() {
           </div>
           {list.data && list.data.items.length === 0 ? <p className="muted notif-empty">{t('empty')}</p> : null}
           <ul className="notif-list">
-            {list.data?.items.map((n) => (
-              <li key={n.id} className={`notif-item${n.read ? '' : ' notif-unread'}`} data-testid="notification-item" data-read={n.read ? 'true' : 'false'}>
-                <span className="notif-dot" aria-hidden="true">{n.read ? '○' : '●'}</span>
-                <div className="notif-body">
-                  {n.bookingId ? (
-                    <Link href={`/bookings/${n.bookingId}`} onClick={() => { if (!n.read) markRead.mutate({ ids: [n.id] }); setOpen(false); }}>
-                      {text(n)}
+            {list.data?.items.map((n) => {
+              const about = subject(n.data);
+              const actor = actorOf(n.data);
+              const body = (
+                <>
+                  {about ? <strong className="notif-subject" data-testid="notification-subject">{about}</strong> : null}
+                  <span>{text(n)}</span>
+                </>
+              );
+              return (
+                <li key={n.id} className={`notif-item${n.read ? '' : ' notif-unread'}`} data-testid="notification-item" data-read={n.read ? 'true' : 'false'} data-booking-id={n.bookingId ?? undefined}>
+                  <span className="notif-dot" aria-hidden="true">{n.read ? '○' : '●'}</span>
+                  <div className="notif-body">
+                    <Link href={n.bookingId ? `/bookings/${n.bookingId}` : `/deals/${n.dealId}`} className="notif-link"
+                      onClick={() => { if (n.unreadIds.length) markRead.mutate({ ids: n.unreadIds }); setOpen(false); }}>
+                      {body}
                     </Link>
-                  ) : <span>{text(n)}</span>}
-                  {n.read ? null : <span className="sr-only"> ({t('unread')})</span>}
-                  <time className="muted notif-time" dateTime={new Date(n.occurredAt).toISOString()}>{format.dateTime(new Date(n.occurredAt))}</time>
-                </div>
-                {n.read ? null : (
-                  <button type="button" className="btn btn-small" onClick={() => markRead.mutate({ ids: [n.id] })} data-testid="notification-mark-read">
-                    {t('markRead')}
-                  </button>
-                )}
-              </li>
-            ))}
+                    {n.read ? null : <span className="sr-only"> ({t('unread')})</span>}
+                    <span className="muted notif-time">
+                      {actor ? <span data-testid="notification-actor">{actor} · </span> : null}
+                      <time dateTime={new Date(n.occurredAt).toISOString()}>{format.dateTime(new Date(n.occurredAt))}</time>
+                      {n.count > 1 ? <span className="notif-repeats" data-testid="notification-repeats"> · <span aria-hidden="true">×{n.count}</span><span className="sr-only">{t('repeats', { count: n.count })}</span></span> : null}
+                    </span>
+                  </div>
+                  {n.read ? null : (
+                    <button type="button" className="btn btn-small" onClick={() => markRead.mutate({ ids: n.unreadIds })} data-testid="notification-mark-read">
+                      {t('markRead')}
+                    </button>
+                  )}
+                </li>
+              );
+            })}
           </ul>
           {list.data?.nextCursor ? (
             <button type="button" className="btn btn-small notif-more" onClick={() => setLimit((l) => Math.min(100, l + PAGE))}>{t('more')}</button>

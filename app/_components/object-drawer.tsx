@@ -15,6 +15,7 @@ import { ACTIVE_BOOKING_STATUSES, STATUS_GLYPH } from './status';
 import { DealPicker } from './deal-picker';
 import { historyHeadline, historyNote, type HistoryNote } from './history-words';
 import { Time } from './time';
+import { announce } from './toast';
 import { useTRPC, type RouterOutputs } from './trpc';
 
 type ObjectDetails = RouterOutputs['chessboard']['object'];
@@ -100,7 +101,7 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
               <dt>{t('pricePerM2')}</dt>
               <dd>{f.money(Math.round(o.price / o.area))}</dd>
               <dt>{t('statusSource')}</dt>
-              <dd>{t(`source.${o.statusSource}`)}</dd>
+              <dd data-testid="status-set-by">{t(`source.${o.statusSource}`)}<StatusSetBy history={object.data!.history} status={o.status} /></dd>
               <dt>{t('statusChangedAt')}</dt>
               <dd><Time value={o.statusChangedAt} /></dd>
             </dl>
@@ -112,6 +113,13 @@ export function ObjectDrawer({ objectId, onClose }: { objectId: string; onClose:
             <h3 id={`${headingId}-booking`}>{t('currentBooking')}</h3>
             {bookings.isPending ? <p className="muted">{t('loading')}</p> : null}
             <ErrorNotice error={bookings.error ?? details.error} />
+            {activeBooking && o.holdBookingId !== activeBooking.id && new Date(o.statusChangedAt).getTime() > new Date(activeBooking.createdAt).getTime() ? (
+              // freed (e.g. released by hand) after the booking began, and the booking kept: the two disagree
+              <div className="notice notice-error" role="alert" data-testid="drawer-divergence">
+                <p><span aria-hidden="true">⚠ </span><strong>{t('divergedTitle')}</strong> {t('divergedText', { status: ts(o.status) })}</p>
+                <p><Link href={`/bookings/${activeBooking.id}`}>{t('divergedOpenBooking')}</Link> · <Link href="/ops/reconciliation">{t('divergedRepair')}</Link></p>
+              </div>
+            ) : null}
             {activeBooking && details.data ? (
               <>
                 <LapseWarning booking={details.data} />
@@ -174,6 +182,17 @@ function BookingStatusText({ status }: { status: string }) {
   return <span>{t(`status.${status}`)}</span>;
 }
 
+/** Who set the current status by hand: the person of its latest history entry, not just "by hand". */
+function StatusSetBy({ history, status }: { history: ObjectDetails['history']; status: string }) {
+  const t = useTranslations('drawer');
+  const trpc = useTRPC();
+  const latest = history[0];
+  const actorId = latest && latest.toStatus === status ? latest.actorId : null;
+  const names = useQuery(trpc.auth.userNames.queryOptions({ ids: actorId ? [actorId] : [] }, { enabled: !!actorId, staleTime: 300_000 }));
+  if (!actorId) return null;
+  return <> · {names.data?.[actorId] ?? (names.isPending ? '…' : t('actorUnknown'))}</>;
+}
+
 function StatusHistory({ history }: { history: ObjectDetails['history'] }) {
   const t = useTranslations('drawer');
   const ts = useTranslations('status');
@@ -196,7 +215,7 @@ function StatusHistory({ history }: { history: ObjectDetails['history'] }) {
           </div>
           <div className="small">
             <Time value={h.at} />
-            {h.actorId ? <> · {names.data?.[h.actorId] ?? h.actorId}</> : null}
+            {h.actorId ? <> · {names.data?.[h.actorId] ?? (names.isPending ? '…' : t('actorUnknown'))}</> : null}
             {h.bookingId ? (
               <>
                 {' · '}
@@ -235,13 +254,21 @@ function CreateBooking({ object }: { object: ObjectDetails['object'] }) {
   const [idempotencyKey, setIdempotencyKey] = useState(() => `ui:${crypto.randomUUID()}`);
   const enabled = can('booking.create');
   const programs = useQuery(trpc.booking.programs.queryOptions({ tenantId: object.tenantId }, { enabled }));
+  // created: the form does not come back while the drawer refetches (the booking list still says "none"
+  // for a moment); the notice says what happened until the booking itself replaces this section
+  const [created, setCreated] = useState(false);
   const create = useMutation(trpc.booking.create.mutationOptions({
     onSuccess: () => {
       setConfirming(false);
+      setCreated(true);
+      announce(t('createdShort', { number: object.number }));
       void invalidate();
     },
   }));
   if (!enabled) return null;
+  if (created) {
+    return <p className="notice notice-success" role="status" data-testid="create-done"><span aria-hidden="true">✓ </span>{t('created', { number: object.number, deal: dealTitle })}</p>;
+  }
   const program = programs.data?.find((p) => p.id === programId);
   return (
     <>

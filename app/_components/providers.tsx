@@ -3,7 +3,7 @@ import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@ta
 import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError } from '@trpc/client';
 import { useState } from 'react';
 import superjson from 'superjson';
-import type { AppRouter } from '@/server/trpc/root';
+import type { AppRouter } from '@/server/main/app-router';
 import { GRID_PROCEDURE, TRPC_URL } from './grid-request';
 import { TRPCProvider } from './trpc';
 
@@ -40,8 +40,7 @@ export function Providers({ children }: { children: React.ReactNode }) {
       links: [
         splitLink({
           // on their own request: auth.signIn (the server refuses it inside a batch: one request, one
-          // attempt), and the chessboard's grid, which the page preloads from its HTML under exactly this
-          // URL (grid-request.ts) and which must not wait for the slowest query of a batch
+          // attempt), and the chessboard's grid, which must not wait for the slowest query of a batch
           condition: (op) => op.path === 'auth.signIn' || op.path === GRID_PROCEDURE,
           true: httpLink({ url: TRPC_URL, transformer: superjson }),
           false: httpBatchLink({ url: TRPC_URL, transformer: superjson, maxURLLength: 4000, maxItems: 10 }),

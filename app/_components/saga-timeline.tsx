@@ -5,6 +5,7 @@ import { createContext, useContext, useMemo, useState, useSyncExternalStore } fr
 import { useNow } from './clock';
 import { ErrorNotice } from './error-notice';
 import { useFormat } from './format';
+import { useSessionUser } from './session';
 import { Time } from './time';
 import type { RouterOutputs } from './trpc';
 
@@ -158,18 +159,29 @@ function StepView({ step, eventsOnRecord }: { step: Step; eventsOnRecord: boolea
   const c = step.command;
   const statusName = (s: string | null) => (s ? (tb.has(`status.${s}`) ? tb(`status.${s}`) : s) : '∅');
   const { compact } = useContext(ViewContext);
+  const technical = useTechnical();
   return (
-    <li className="saga-step" data-step={step.key}>
+    <li className="saga-step" data-step={step.key} data-command={c?.action}>
       <div className="step-head">
         {c ? (
           <>
             <strong>{t.has(`action.${c.action}`) ? t(`action.${c.action}`) : c.action}</strong>{' '}
             <span>{statusName(c.fromStatus)} → {statusName(c.toStatus)}</span>{' '}
             <span className="muted small">
-              {c.actorType === 'system' ? t('system', { id: c.actorId }) : c.actorName ?? c.actorId} · <Time value={c.at} seconds /> · v{c.bookingVersion}
+              {c.actorType === 'system' ? t('system') : c.actorName ?? t('someone')} · <Time value={c.at} seconds />
             </span>
             {c.reason ? <div className="small muted">{c.reason}</div> : null}
-            {compact ? null : <RawJson value={c.raw} />}
+            {compact || !technical ? null : <RawJson value={c.raw} />}
+          </>
+        ) : step.release ? (
+          <>
+            <strong className="hop-failed-text" data-testid="release-step">
+              {step.release.source === 'Manual'
+                ? t('releasedByHand', { who: step.release.actorName ?? t('someone') })
+                : t.has(`releasedBy.${step.release.source}`) ? t(`releasedBy.${step.release.source}`) : t('safetyNet')}
+            </strong>{' '}
+            <span className="muted small"><Time value={step.release.at} seconds /></span>
+            {step.release.reason ? <div className="small muted">{step.release.reason}</div> : null}
           </>
         ) : step.key.startsWith('release:') ? (
           <strong className="hop-failed-text">{t('safetyNet')}</strong>
@@ -190,6 +202,7 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
   const f = useFormat();
   const now = useNow();
   const { compact, relative } = useContext(ViewContext);
+  const technical = useTechnical();
   const units = { ms: t('units.ms'), s: t('units.s'), min: t('units.min'), h: t('units.h'), d: t('units.d') };
   const first = startAt ?? chain.hops.find((h) => h.at)?.at ?? null;
   const pending = chain.hops.some((h) => h.state === 'pending');
@@ -211,7 +224,7 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
   return (
     <div className="chain" data-message-id={chain.messageId}>
       <div className="chain-head small">
-        <span className="topic">{shortTopic(chain.topic)}</span> <span className="mono muted">{chain.messageId.slice(0, 8)}</span>
+        {technical ? <><span className="topic">{shortTopic(chain.topic)}</span> <span className="mono muted">{chain.messageId.slice(0, 8)}</span></> : null}
         {first ? <span className="muted"> · {f.duration(span, units)}</span> : null}
       </div>
       <div className="strip" role="img" aria-label={t('stripLabel', { topic: shortTopic(chain.topic) })}>
@@ -239,14 +252,22 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
             <span className="hop-latency small mono" title={hop.latencyMs !== null && hop.latencyMs < 0 ? t('negativeLatency') : undefined}>
               {hop.latencyMs !== null ? latencyText(hop.latencyMs, f, units) : ''}
             </span>
-            <span className="hop-detail small muted">{hop.detail ?? ''}</span>
-            {hop.raw ? <RawJson value={hop.raw} /> : null}
+            {technical ? <span className="hop-detail small muted">{hop.detail ?? ''}</span> : null}
+            {technical && hop.raw ? <RawJson value={hop.raw} /> : null}
           </li>
         ))}
       </ol>
       )}
     </div>
   );
+}
+
+/**
+ * Message ids, topics, inbox results and raw JSON are ops' tools: a manager or an agent sees the steps in
+ * words (docs/glossary.md) and the ops role sees the rest too.
+ */
+function useTechnical(): boolean {
+  return useSessionUser().role === 'ops';
 }
 
 function RawJson({ value }: { value: unknown }) {

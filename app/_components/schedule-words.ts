@@ -1,5 +1,5 @@
 /**
- * A node-cron schedule in words for the ops pages (#19: "каждые 10 с", "ежедневно в 03:30 МСК" instead
+ * A node-cron schedule in words for the ops pages ("каждые 10 с", "ежедневно в 03:30 МСК" instead
  * of `*\/10 * * * * *`). Covers the shapes the jobs use (every N seconds / minutes, once a minute at a
  * second, once an hour, daily at a time); anything else answers null and the page shows the raw
  * expression. Pure: the unit test pins every schedule of server/platform/env.ts.

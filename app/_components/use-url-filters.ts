@@ -10,7 +10,7 @@ export type UrlPatch = Record<string, string | null>;
  * screen). `setParams` merges a patch into the current query and replaces the history entry
  * without scrolling, so a filter change is not a Back step and the page stays where it is.
  */
-export function useUrlFilters() {
+export function useUrlFilters({ shallow = false }: { shallow?: boolean } = {}) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -20,7 +20,10 @@ export function useUrlFilters() {
       if (v === null || v === '') next.delete(k);
       else next.set(k, v);
     }
-    router.replace(`${pathname}?${next.toString()}`, { scroll: false });
-  }, [params, pathname, router]);
+    // shallow: the URL changes without asking the server for the page again (a screen whose server
+    // part reads data for its first HTML — the chessboard — would read it on every filter click)
+    if (shallow) window.history.replaceState(null, '', `${pathname}?${next.toString()}`);
+    else router.replace(`${pathname}?${next.toString()}`, { scroll: false });
+  }, [params, pathname, router, shallow]);
   return { params, setParams };
 }

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createTranslator } from 'next-intl';
 import { describe, expect, it } from 'vitest';
 import en from './messages/en.json';
@@ -55,5 +58,62 @@ describe('plurals (ICU)', () => {
     expect([1, 2, 5].map((n) => ruT('ops.catalog.batches', { n }))).toEqual(['≈ 1 пакет', '≈ 2 пакета', '≈ 5 пакетов']);
     expect(ruT('ops.alerts.CONSUMER_LAG.title', { subject: 'g', count: 1, minutes: 6 })).toBe('g: 1 сообщение ждёт, отставание около 6 мин');
     expect(enT('ops.alerts.CONSUMER_LAG.title', { subject: 'g', count: 2, minutes: 6 })).toBe('g: 2 messages waiting, about 6 min behind');
+  });
+});
+
+/**
+ * Words a manager does not use (docs/glossary.md lists each with the word to use instead). Every
+ * message in both languages is checked; ops pages may name their tools (Kafka, DLQ, outbox, offsets,
+ * topics) but not the rest. Placeholders ({job}) are values, not words, and are left out.
+ */
+const BANNED: Record<'ru' | 'en', { everywhere: RegExp[]; outsideOps: RegExp[] }> = {
+  ru: {
+    everywhere: [/холд/i, /(?<![\w-])job(?![\w-])/i, /консюмер/i, /оверрайд/i, /HasMore/, /WARN/, /advisory/i, /reserve-expired/i, /applied:/i,
+      /верси[яи] \d/i, /(?<![\w-])v\d/i, /(?<![\w-])PIN(?![\w-])/, /таймлайн/i, /ранбук/i],
+    outsideOps: [/Kafka/i, /DLQ/, /outbox/i, /offset/i, /топик/i, /(?<![а-яё])саг[аиуе](?![а-яё])/i, /relay/i, /(?<![\w-])id(?![\w-])/i],
+  },
+  en: {
+    everywhere: [/(?<![\w-])job(?![\w-])/i, /consumer/i, /overrides?\b/i, /HasMore/, /WARN/, /advisory/i, /reserve-expired/i, /applied:/i, /version \d/i, /(?<![\w-])v\d/i],
+    outsideOps: [/Kafka/i, /DLQ/, /outbox/i, /offset/i, /(?<![\w-])topic/i, /(?<![\w-])saga/i, /relay/i, /(?<![\w-])id(?![\w-])/i],
+  },
+};
+/** Keys that name a tool or an identifier on purpose (the glossary's own entries explain the terms). */
+const ALLOWED_KEYS = [/^glossary\./];
+const ops = (key: string) => key.startsWith('ops.');
+
+function jargonIn(lang: 'ru' | 'en', messages: unknown): string[] {
+  const rules = BANNED[lang];
+  return strings(messages)
+    .filter(([k]) => !ALLOWED_KEYS.some((a) => a.test(k)))
+    .filter(([k, v]) => {
+      const text = v.replace(/\{\w+\}/g, '');
+      return rules.everywhere.some((r) => r.test(text)) || (!ops(k) && rules.outsideOps.some((r) => r.test(text)));
+    })
+    .map(([k, v]) => `${lang} ${k}: ${v}`);
+}
+
+describe('words a manager uses (docs/glossary.md)', () => {
+  it('no Russian or English message uses a banned word', () => {
+    expect([...jargonIn('ru', ru), ...jargonIn('en', en)]).toEqual([]);
+  });
+
+  it('catches the words it is for, and lets ops name their tools', () => {
+    expect(jargonIn('ru', { drawer: { a: 'Снять холд' } })).toHaveLength(1);
+    expect(jargonIn('ru', { saga: { a: 'Истечение (job)' } })).toHaveLength(1);
+    expect(jargonIn('ru', { ops: { a: 'Группы консюмеров' } })).toHaveLength(1);
+    expect(jargonIn('ru', { ops: { a: 'HasMore' } })).toHaveLength(1);
+    expect(jargonIn('ru', { booking: { a: 'Бронь v2 (Booked, версия 2)' } })).toHaveLength(1);
+    expect(jargonIn('ru', { bookings: { a: 'менеджер PIN' } })).toHaveLength(1);
+    expect(jargonIn('ru', { saga: { a: 'Опубликовано в Kafka' } })).toHaveLength(1);
+    expect(jargonIn('ru', { ops: { a: 'Kafka не отвечает', b: 'Очереди DLQ' } })).toEqual([]);
+    expect(jargonIn('en', { ops: { a: 'Run {job} now?' } })).toEqual([]);
+    expect(jargonIn('ru', { glossary: { terms: { hold: 'удержание (не «холд»)' } } })).toEqual([]);
+  });
+
+  it('the glossary names every banned word with the word to use', () => {
+    const glossary = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../docs/glossary.md'), 'utf8');
+    for (const word of ['холд', 'job', 'консюмер', 'оверрайд', 'HasMore', 'WARN', 'advisory-lock', 'reserve-expired', 'applied:', 'PIN', 'таймлайн', 'сага', 'версия', 'id']) {
+      expect(glossary, word).toContain(word);
+    }
   });
 });

@@ -2,7 +2,7 @@ import { cookies } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { getTranslations } from 'next-intl/server';
 import { resolveSession, SESSION_COOKIE } from '@/server/auth/session';
-import { getServices } from '@/server/web-services';
+import { getServices } from '@/server/main/web-services';
 import { LoginForm } from '../_components/login-form';
 import { LocaleSwitch } from '../_components/locale-switch';
 

@@ -1,9 +1,14 @@
-import { getServices } from '@/server/web-services';
+import { getServices } from '@/server/main/web-services';
 import { readCookie, resolveSession, SESSION_COOKIE, sessionRevocationKey } from '@/server/auth/session';
 import { tenantScope } from '@/server/auth/actor';
 import { visibleBuildingTenant } from '@/server/chessboard/queries';
 import { ensureLiveListener, openLiveStream, type LiveEvent } from '@/server/chessboard/live-feed';
+import { methodNotAllowed } from '@/server/platform/method-not-allowed';
+import { claimLiveStream, LIVE_STREAM_RETRY_AFTER_S } from '@/server/chessboard/live-stream-cap';
 
+
+/** a tenant id no row has: a scope that matches nothing */
+const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
@@ -36,9 +41,19 @@ export async function GET(req: Request): Promise<Response> {
   const buildingTenant = buildingId ? await visibleBuildingTenant(services.database.db, session.actor, buildingId) : null;
   let scope: string | null;
   try {
-    scope = tenantScope(session.actor); // null: every tenant (pin_manager, ops)
+    // an investor (no tenant) hears the developer of the building it looks at (one of its deals'
+    // developers: visibleBuildingTenant is scoped) and nothing without one — never every tenant
+    scope = session.actor.role === 'investor' ? (buildingTenant ?? NO_TENANT) : tenantScope(session.actor); // null: every tenant (pin_manager, ops)
   } catch {
     return new Response('Your account has no tenant', { status: 403, headers: { 'cache-control': 'no-store' } });
+  }
+
+  // at most LIVE_STREAMS_PER_SESSION open streams per session (live-stream-cap.ts): the new one is refused
+  const release = claimLiveStream(session.sessionId, services.env.LIVE_STREAMS_PER_SESSION);
+  if (!release) {
+    return new Response('Too many live streams open for this session', {
+      status: 429, headers: { 'cache-control': 'no-store', 'retry-after': String(LIVE_STREAM_RETRY_AFTER_S) },
+    });
   }
 
   const encoder = new TextEncoder();
@@ -74,6 +89,7 @@ export async function GET(req: Request): Promise<Response> {
       cleanup = () => {
         if (closed) return;
         closed = true;
+        release();
         unsubscribe();
         clearInterval(heartbeat);
         clearInterval(recheck);
@@ -120,3 +136,9 @@ export async function GET(req: Request): Promise<Response> {
     },
   });
 }
+
+// the stream is read with GET (EventSource); anything else is a 405 that no cache keeps
+export const POST = methodNotAllowed('GET');
+export const PUT = POST;
+export const PATCH = POST;
+export const DELETE = POST;

@@ -1,4 +1,4 @@
-import { getServices, webMetricsResponse } from '@/server/web-services';
+import { getServices, webMetricsResponse } from '@/server/main/web-services';
 import { metricsAllowed } from '@/server/platform/web-metrics';
 
 export const dynamic = 'force-dynamic';

@@ -2,7 +2,7 @@ import { cookies } from 'next/headers';
 import { notFound, redirect } from 'next/navigation';
 import { resolveSession, SESSION_COOKIE } from '@/server/auth/session';
 import { bookingIdByPrefix } from '@/server/crm/queries';
-import { getServices } from '@/server/web-services';
+import { getServices } from '@/server/main/web-services';
 import { BookingPage } from '../../../_components/booking-page';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -11,7 +11,7 @@ const SHORT = /^[0-9a-f]{8}$/i;
 export default async function BookingRoute({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   if (SHORT.test(id)) {
-    // the short id lists show (#19 point 7): redirect to the one booking of the user's tenant scope it
+    // the short id lists show: redirect to the one booking of the user's tenant scope it
     // names; none or several → 404, never a guess. The console layout has already required a session.
     const { database } = getServices();
     const session = await resolveSession(database.db, (await cookies()).get(SESSION_COOKIE)?.value);

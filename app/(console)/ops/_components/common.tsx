@@ -42,20 +42,22 @@ const TABS = [
   { href: '/ops/messaging', key: 'messaging' },
   { href: '/ops/catalog', key: 'catalog' },
   { href: '/ops/reconciliation', key: 'reconciliation' },
-] as const;
+  // who viewed buyers' requisites: ops and PIN managers only (profile.reveals), not the viewer
+  { href: '/ops/reveals', key: 'reveals', roles: ['ops', 'pin_manager'] },
+] as const satisfies readonly { href: string; key: string; roles?: readonly string[] }[];
 
 /** The section tabs and the access notice; the pages render only for roles that may read. */
 export function OpsShell({ children }: { children: React.ReactNode }) {
   const t = useTranslations('ops');
   const pathname = usePathname();
-  const { canRead, canAct } = useOpsAccess();
+  const { canRead, canAct, role } = useOpsAccess();
   if (!canRead) {
     return <p className="notice notice-warning" role="alert" data-testid="ops-no-access">{t('noAccess')}</p>;
   }
   return (
     <>
       <nav className="ops-tabs" aria-label={t('tabs.label')}>
-        {TABS.map((tab) => {
+        {TABS.filter((tab) => !('roles' in tab) || (tab.roles as readonly string[]).includes(role)).map((tab) => {
           const active = tab.href === '/ops' ? pathname === '/ops' : pathname.startsWith(tab.href);
           return (
             <Link key={tab.href} href={tab.href} className={`ops-tab${active ? ' ops-tab-active' : ''}`} aria-current={active ? 'page' : undefined}>

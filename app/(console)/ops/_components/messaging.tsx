@@ -1,5 +1,5 @@
 'use client';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import Link from 'next/link';
 import { useState } from 'react';
@@ -12,6 +12,8 @@ import { dealHref, Freshness, LIVE, objectHref, ShortId, useDuration, useInvalid
 import { OpsTable } from './ops-table';
 
 type DlqRow = RouterOutputs['ops']['dashboard']['dlqMessages']['rows'][number];
+type DlqRef = Pick<DlqRow, 'topic' | 'partition' | 'offset'>;
+const keyOf = (r: DlqRef) => `${r.topic}/${r.partition}/${r.offset}`;
 
 export function MessagingPage() {
   const t = useTranslations('ops.messaging');
@@ -108,10 +110,23 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
   const [bulk, setBulk] = useState<'requeue' | 'discard' | null>(null);
   const [bulkResult, setBulkResult] = useState<{ action: 'requeue' | 'discard'; ok: number; refused: Record<string, number> } | null>(null);
   const list = useQuery(trpc.ops.dashboard.dlqMessages.queryOptions({ includeDecided: showDecided }, LIVE));
-  const done = () => { setActing(null); void invalidate(); };
-  const requeue = useMutation(trpc.ops.dashboard.requeueDlq.mutationOptions({ onSuccess: done }));
-  const discard = useMutation(trpc.ops.dashboard.discardDlq.mutationOptions({ onSuccess: done }));
-  const bulkDone = (action: 'requeue' | 'discard') => (outcomes: { ok: boolean; code: string | null }[]) => {
+  const queryClient = useQueryClient();
+  // the action's answer says which records are decided: the table shows that at once (no rows with live
+  // buttons until the next read), and the read that follows confirms it
+  const markDecided = (refs: DlqRef[], decision: 'requeued' | 'discarded') => {
+    const decided = new Set(refs.map(keyOf));
+    queryClient.setQueryData(trpc.ops.dashboard.dlqMessages.queryKey({ includeDecided: showDecided }), (old) => old && {
+      ...old,
+      rows: showDecided
+        ? old.rows.map((r) => (decided.has(keyOf(r)) ? { ...r, decision, nextRetry: decision === 'requeued' ? 'requeued' as const : 'none' as const } : r))
+        : old.rows.filter((r) => !decided.has(keyOf(r))),
+    });
+  };
+  const done = (decision: 'requeued' | 'discarded') => () => { if (acting) markDecided([acting.row], decision); setActing(null); void invalidate(); };
+  const requeue = useMutation(trpc.ops.dashboard.requeueDlq.mutationOptions({ onSuccess: done('requeued') }));
+  const discard = useMutation(trpc.ops.dashboard.discardDlq.mutationOptions({ onSuccess: done('discarded') }));
+  const bulkDone = (action: 'requeue' | 'discard') => (outcomes: (DlqRef & { ok: boolean; code: string | null })[]) => {
+    markDecided(outcomes.filter((o) => o.ok), action === 'requeue' ? 'requeued' : 'discarded');
     const refused: Record<string, number> = {};
     for (const o of outcomes) if (!o.ok && o.code) refused[o.code] = (refused[o.code] ?? 0) + 1;
     setBulkResult({ action, ok: outcomes.filter((o) => o.ok).length, refused });
@@ -122,7 +137,6 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
   const requeueMany = useMutation(trpc.ops.dashboard.requeueDlqMany.mutationOptions({ onSuccess: bulkDone('requeue') }));
   const discardMany = useMutation(trpc.ops.dashboard.discardDlqMany.mutationOptions({ onSuccess: bulkDone('discard') }));
   const ref = (r: DlqRow) => ({ topic: r.topic, partition: r.partition, offset: r.offset });
-  const keyOf = (r: DlqRow) => `${r.topic}/${r.partition}/${r.offset}`;
   const mutation = acting?.action === 'requeue' ? requeue : discard;
   const bulkMutation = bulk === 'requeue' ? requeueMany : discardMany;
   const selectable = (list.data?.rows ?? []).filter((r) => !r.decision);
@@ -183,8 +197,15 @@ function DlqSection({ sizes }: { sizes: RouterOutputs['ops']['dashboard']['messa
               <>
                 <div>{t('first')} <Time value={r.firstSeenAt} seconds /></div>
                 <div>{t('last')} <Time value={r.lastSeenAt} seconds /></div>
-                {r.occurrences > 1 ? <div className="text-alert">{t('occurrences', { n: r.occurrences })}</div> : null}
               </>
+            ),
+          },
+          {
+            key: 'attempts', header: t('attempts'), className: 'small', cell: (r) => (
+              <span data-testid="dlq-attempts">
+                <span className={r.attempts > 1 ? 'text-alert strong' : 'strong'}>{t('attemptsCount', { count: r.attempts })}</span>
+                <div className="muted">{t(`nextRetry.${r.nextRetry}`)}</div>
+              </span>
             ),
           },
           { key: 'group', header: t('group'), className: 'mono small', cell: (r) => <>{r.consumerGroup}<div className="muted">p{r.partition} @ {r.offset}</div></> },

@@ -97,6 +97,13 @@ export function OverviewPage() {
       <div className="ops-head">
         <h2>{t('tabs.overview')}</h2>
         <Freshness asOf={o?.asOf} fetching={q.isFetching} />
+        {o?.replication.readFrom === 'replica' ? (
+          <span className="muted small" data-testid="ops-read-replica">
+            {o.replication.lagSeconds === null
+              ? t('overview.readReplicaUnknown')
+              : t('overview.readReplica', { lag: duration(o.replication.lagSeconds * 1000) })}
+          </span>
+        ) : null}
       </div>
       <ErrorNotice error={q.error} />
       {!o ? <p className="muted">{t('loading')}</p> : (

@@ -1,10 +1,11 @@
-import { getServices } from '@/server/web-services';
+import { getServices } from '@/server/main/web-services';
 import { sessionCookie } from '@/server/auth/session';
 import { signIn } from '@/server/auth/sign-in';
 import { isAppError } from '@/server/platform/errors';
 import { isCrossOrigin } from '@/server/auth/same-origin';
 import { requestAddress } from '@/server/auth/client-ip';
 import { readBodyCapped } from '@/server/trpc/request-limits';
+import { methodNotAllowed } from '@/server/platform/method-not-allowed';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -18,7 +19,7 @@ export async function POST(req: Request): Promise<Response> {
   const services = getServices();
   // answers about a session are never stored by a cache
   const noStore = { 'cache-control': 'no-store' };
-  if (isCrossOrigin(req)) return new Response('Cross-origin request refused', { status: 403, headers: noStore });
+  if (isCrossOrigin(req, services.env)) return new Response('Cross-origin request refused', { status: 403, headers: noStore });
   const back = (path: string, cookie?: string) =>
     new Response(null, { status: 303, headers: { ...noStore, location: path, ...(cookie ? { 'set-cookie': cookie } : {}) } });
   // the form is two short fields: a body over API_MAX_BODY_BYTES is refused before it is parsed
@@ -42,3 +43,9 @@ export async function POST(req: Request): Promise<Response> {
     return back('/login?error=INTERNAL');
   }
 }
+
+// the form is posted; anything else is a 405 that no cache keeps
+export const GET = methodNotAllowed('POST');
+export const PUT = GET;
+export const PATCH = GET;
+export const DELETE = GET;

@@ -47,7 +47,7 @@ function sourceOf(f: CallFrame): string {
   return f.url || `(${f.functionName || 'program'})`;
 }
 
-/** The component a source belongs to (the categories of issue #17's per-command CPU table). */
+/** The component a source belongs to (the categories of the per-command CPU table in docs/decisions). */
 export function componentOf(source: string, fn: string): string {
   const s = source.replace(/\\/g, '/');
   const pkg = s.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1];

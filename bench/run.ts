@@ -5,7 +5,8 @@
  * on data it prepares itself in its own databases: an embedded PostgreSQL and a local Kafka started
  * here (ensureInfra profile "bench"), or DATABASE_URL / KAFKA_BROKERS when set (the bench then
  * creates and drops its own `pinbench_*` databases and `bench<id>.` topics there).
- * Prints a table and writes bench/results/<timestamp>.json (and latest.json).
+ * Prints a table and writes bench/results/<timestamp>.json (and latest.json); a full run also writes its
+ * record, bench/records/<timestamp>.json, from which `npm run bench:report` renders the figures table.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -24,10 +25,11 @@ import { liveFeedCase } from './cases/live-feed';
 import { memoryCase } from './cases/memory';
 import { outboxRelayCase } from './cases/outbox-relay';
 import { sagaCapacityCase, sagaOverloadCase, sagaSequentialCase } from './cases/saga-latency';
+import { targetLoadCase } from './cases/target-load';
 import type { BenchCase, BenchContext } from './lib/context';
 import { cpuWindow } from './lib/cpu';
 import { BenchDatabases } from './lib/db';
-import { formatTable, machineInfo, RESULTS_DIR, writeResults, type Metric } from './lib/report';
+import { currentCommit, formatTable, machineInfo, RESULTS_DIR, writeResults, type Metric } from './lib/report';
 import { BenchStack } from './lib/stack';
 import { round } from './lib/stats';
 
@@ -44,7 +46,7 @@ function busyMark(attempts: CaseAttempt[]): Metric['busy'] {
 }
 
 const CASES: BenchCase[] = [
-  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaSequentialCase, sagaCapacityCase, sagaOverloadCase, chessboardGridCase, liveFeedCase,
+  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaSequentialCase, sagaCapacityCase, sagaOverloadCase, chessboardGridCase, liveFeedCase, targetLoadCase,
 ];
 
 function usage(): string {
@@ -53,7 +55,7 @@ function usage(): string {
     '  --quick    every workload divided by 10 (smoke run)',
     '  --runs N   measured runs per case after one warm-up (default 5; 3 with --quick; the slow cases take at most 3, hold-expiration twice N, at least 7)',
     '  --keep     keep the pinbench_* databases (useful with DATABASE_URL: the bench\'s own PostgreSQL is removed at the end)',
-    `cases: ${CASES.map((c) => c.name).join(', ')}`,
+    `cases: ${CASES.map((c) => `${c.name}${c.onlyWhenNamed ? ' (only when named)' : ''}`).join(', ')}`,
   ].join('\n');
 }
 
@@ -77,7 +79,7 @@ async function main(): Promise<number> {
     console.error(`unknown case ${unknown.join(', ')}\n${usage()}`);
     return 2;
   }
-  const wanted = new Set(names.length ? names : CASES.map((c) => c.name));
+  const wanted = new Set(names.length ? names : CASES.filter((c) => !c.onlyWhenNamed).map((c) => c.name));
   for (const c of CASES) if (wanted.has(c.name)) for (const d of c.dependsOn ?? []) wanted.add(d);
   const selected = CASES.filter((c) => wanted.has(c.name));
 
@@ -182,6 +184,7 @@ async function main(): Promise<number> {
   const file = writeResults({
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
+    commit: currentCommit(),
     quick,
     runs,
     machine: { ...machineInfo(), loadAverageAtStart: loadAtStart, cpuDuringRun: { seconds: Math.round(cpu.wallS), byGroup: cpu.byGroup } },

@@ -10,7 +10,7 @@ import { median } from '../lib/stats';
 import { trpcClient, type BookingJson } from '../lib/trpc-http';
 
 /**
- * booking.create + booking.confirm over HTTP tRPC against the web (scripts/web-server.ts, in each of
+ * booking.create + booking.confirm over HTTP tRPC against the web (server/main/web-server.ts, in each of
  * WEB_VARIANTS below), 32 concurrent clients (each:
  * create a booking on its own Application deal, then confirm it), signed in as pin_manager. The worker
  * is stopped during this case: what is measured is the command path (HTTP → tRPC → session → one
@@ -138,7 +138,7 @@ function rawCommands(sql: postgres.Sql, userId: string) {
 
 /**
  * How the web serves the commands: the default is what `npm start` runs (tRPC on our node:http adapter,
- * one process); the others are measured in the same run to compare against (issue #17).
+ * one process); the others are measured in the same run to compare against.
  */
 const WEB_VARIANTS: { label: string; options: Partial<WebOptions> }[] = [
   { label: 'node:http adapter, 1 web process', options: { processes: 1, trpcThroughNext: false } },

@@ -8,6 +8,7 @@ import { contracts, eventTypes } from '../../server/contracts';
 import type { CrmPayload, CrmTopic } from '../../server/contracts/crm';
 import { dealChatConsumer } from '../../server/messenger/deal-chat.consumer';
 import { notificationsBookingEventsConsumer } from '../../server/notifications/booking-events.consumer';
+import { rewardsBookingEventsConsumer } from '../../server/rewards/booking-events.consumer';
 import { toHeaders } from '../../server/platform/kafka/client';
 import type { ConsumerDefinition } from '../../server/platform/kafka/consumer-runner';
 import { TOPICS, withPrefix } from '../../server/platform/kafka/topics';
@@ -20,15 +21,16 @@ import { md5Uuid } from '../lib/stack';
 import { median } from '../lib/stats';
 
 /**
- * The messenger (`messenger.deal-chat`) and notifications (`notifications.booking-events`) consumers
- * against the chessboard's (`chessboard.crm-property-object-status`) on the same backlog of 20,000 crm
- * booking events, in the same run. The events are of the seven kinds all three consume (booking-paid is
- * not the chessboard's), realistic booking lives (created → confirmed → extended → sale started; a
+ * The messenger (`messenger.deal-chat`), notifications (`notifications.booking-events`) and rewards
+ * (`rewards.booking-events`) consumers against the chessboard's (`chessboard.crm-property-object-status`)
+ * on the same backlog of about 20,000 crm booking events, in the same run. Each consumer is timed on the
+ * events of the topics it subscribes to (booking-paid is not the chessboard's; rewards reads paid and the
+ * booking's endings only), realistic booking lives (created → confirmed → extended → sale started; a
  * reserve that expires; cancelled or expired after confirm; a deal cancelled) of distinct deals on
  * distinct Free objects of three tenants, and are produced onto the case's own topics BEFORE anything
  * is timed, so the broker and the producer are outside the window. Then each consumer in turn (order
  * rotated per run; its tables and the chessboard's objects restored, its group deleted, so it starts
- * from offset 0) runs its real definition (server/consumers.ts) through the worker's runner
+ * from offset 0) runs its real definition (server/main/consumers.ts) through the worker's runner
  * (startConsumer: 3 partitions at once, inbox + handler in one transaction, offset commits) in the
  * job-runner child with the worker's pool, until its inbox holds all N.
  *
@@ -47,6 +49,7 @@ const LANES: Lane[] = [
   { def: crmPropertyObjectStatusConsumer, label: 'chessboard', inbox: 'chessboard.inbox' },
   { def: dealChatConsumer, label: 'messenger', inbox: 'messenger.inbox' },
   { def: notificationsBookingEventsConsumer, label: 'notifications', inbox: 'notifications.inbox' },
+  { def: rewardsBookingEventsConsumer, label: 'rewards', inbox: 'rewards.inbox' },
 ];
 
 const objectName = (i: number) => `bench:consumers:object:${i}`;
@@ -91,6 +94,12 @@ function crmEvents(n: number): { events: Produced[]; bookings: number } {
       reserveExpiresAt: iso(at + 24 * 3600_000), createdAt: iso(at), agentId,
     });
     const life = i % 20;
+    // the paid programme's lives (sold or cancelled after payment): booking-paid in the confirm's commit, an accrual for rewards
+    if (life < 3 || (life >= 11 && life < 13)) {
+      add(TOPICS.bookingPaid, at + 600_000, {
+        ...base, bookingVersion: ++version, paidAt: iso(at + 600_000), agentId, reward: { kind: 'percent', value: 1.5, price: 10_000_000, amount: 150_000 },
+      });
+    }
     if (life < 6 || (life >= 11 && life < 18)) {
       add(TOPICS.bookingConfirmed, at + 600_000, { ...base, bookingVersion: ++version, status: 'Booked', bookedAt: iso(at + 600_000), bookingExpiresAt: iso(at + 7 * 86_400_000) });
     }
@@ -139,6 +148,7 @@ const WRITTEN = [
   'chessboard.inbox', 'chessboard.outbox', 'chessboard.property_object_status_history', 'chessboard.crm_booking_versions', 'chessboard.hold_mismatches',
   'messenger.inbox', 'messenger.deal_chats', 'messenger.messages',
   'notifications.inbox', 'notifications.notifications', 'notifications.reads', 'notifications.hold_deadlines',
+  'rewards.inbox', 'rewards.accruals', 'rewards.booking_endings',
 ];
 
 /** Every table a consumer writes back to its state before the backlog: empty, and every object Free. */
@@ -172,7 +182,7 @@ interface LaneRun { rate: number; wallS: number; outcomes: string; cpu: string }
 
 export const consumerThroughputCase: BenchCase = {
   name: C,
-  title: 'messenger and notifications consumers against the chessboard consumer, same backlog',
+  title: 'messenger, notifications and rewards consumers against the chessboard consumer, same backlog',
   async run(ctx) {
     const n = ctx.scale(20_000);
     const runs = Math.min(ctx.runs, 3);
@@ -198,17 +208,19 @@ export const consumerThroughputCase: BenchCase = {
           for (const lane of order) {
             await restore(sql);
             const cpu = cpuWindow();
-            const { ms, processed } = await agent.consume(lane.def.name, n);
+            // the lane's share of the backlog: the events of the topics it subscribes to
+            const laneN = events.filter((e) => (lane.def.topics as string[]).includes(e.topic)).length;
+            const { ms, processed } = await agent.consume(lane.def.name, laneN);
             const cpuUse = cpu();
             const [span] = await sql<{ n: number; s: number }[]>`
               SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at))::float8 AS s
               FROM ${sql(lane.inbox)} WHERE consumer = ${lane.def.name}`;
-            if (span.n !== n) throw new Error(`${lane.label}: ${span.n} inbox rows, expected ${n} (agent saw ${processed})`);
+            if (span.n !== laneN) throw new Error(`${lane.label}: ${span.n} inbox rows, expected ${laneN} (agent saw ${processed})`);
             const outcomes = await sql<{ result: string; k: number }[]>`
               SELECT result, count(*)::int AS k FROM ${sql(lane.inbox)} WHERE consumer = ${lane.def.name} GROUP BY result ORDER BY result`;
-            const rate = (n - 1) / span.s;
+            const rate = (laneN - 1) / span.s;
             const run: LaneRun = { rate, wallS: ms / 1000, outcomes: outcomes.map((o) => `${o.k} ${o.result}`).join(', '), cpu: cpuUse.summary };
-            ctx.log(`${C}: ${r === 0 ? 'warm-up' : `run ${r}/${runs}`}: ${lane.label} ${n} in ${span.s.toFixed(2)} s = ${Math.round(rate)} msg/s (wall ${run.wallS.toFixed(1)} s with connect and join; ${run.outcomes}); ${cpuUse.summary}`);
+            ctx.log(`${C}: ${r === 0 ? 'warm-up' : `run ${r}/${runs}`}: ${lane.label} ${laneN} in ${span.s.toFixed(2)} s = ${Math.round(rate)} msg/s (wall ${run.wallS.toFixed(1)} s with connect and join; ${run.outcomes}); ${cpuUse.summary}`);
             if (r > 0) results.get(lane.label)!.push(run);
           }
         }

@@ -67,8 +67,8 @@ async function createDataset(sql: postgres.Sql, published: number, delisted: num
   await sql.unsafe(`CREATE TABLE bench.saved_building_overrides AS SELECT * FROM catalog.building_display_overrides`);
   // No autovacuum on the tables the case deletes from (this database only): the restore vacuums them
   // itself before every run, and an autovacuum of the ~300,000 dead rows a run leaves, landing inside a
-  // measured window — or before a restore, which changed where the old restore put the rows (see
-  // restore) — is a likely part of the case's run-to-run spread (0.38–0.94× on 2026-12-02).
+  // measured window or between a run and its restore, would change the layout one side deletes from
+  // (see restore) and widen the run-to-run spread.
   for (const table of DELETED_FROM) await sql.unsafe(`ALTER TABLE ${table} SET (autovacuum_enabled = off)`);
   await settle(sql, TABLES);
   return { projects: delistedProjects, overrides: poOverrides + buildingOverrides };
@@ -76,13 +76,11 @@ async function createDataset(sql: postgres.Sql, published: number, delisted: num
 
 /**
  * Puts the removed rows back and settles. The VACUUM first matters: it frees the dead rows of the last
- * run, so the restore refills those same holes every time. Without it the INSERT found no free space
- * (the dead rows still held it) and appended the 302,000 rows at the end of the tables; the VACUUM after
- * it freed the old places, and the next restore filled them — the layout alternated restore by restore
- * between "Delisted rows packed at the end" (~4,000 of the object cards' pages) and "scattered like the
- * original data" (~24,500 pages), so the job (odd restores) always deleted scattered rows and the raw
- * statements (even restores) packed ones: 0.77× with the job always first, 0.76× job-first and 1.05×
- * raw-first once the order alternated (2026-12-03). Now every run starts scattered, as real deletions are.
+ * run, so the restore refills those same holes every time and every run starts from rows scattered like
+ * the original data, as real deletions are. Without it the INSERT would find no free space (the dead rows
+ * still hold it) and append the rows at the end of the tables, and the next restore would fill the old
+ * places: the layout would alternate between "packed at the end" and "scattered" restore by restore, and
+ * the job and the raw statements would delete from different layouts (docs/decisions/0017).
  */
 async function restore(sql: postgres.Sql): Promise<void> {
   await sql.unsafe(`VACUUM ${DELETED_FROM.join(', ')}`);

@@ -79,7 +79,7 @@ export class Agent {
     return this.call<JobResponse>({ op: 'job', name });
   }
 
-  /** Runs the consumer `name` (server/consumers.ts) through the worker's runner until its inbox holds `expected` messages. */
+  /** Runs the consumer `name` (server/main/consumers.ts) through the worker's runner until its inbox holds `expected` messages. */
   consume(name: string, expected: number, timeoutMs = 600_000): Promise<ConsumeResponse> {
     return this.call<ConsumeResponse>({ op: 'consume', name, expected, timeoutMs });
   }

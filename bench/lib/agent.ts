@@ -1,6 +1,6 @@
 /**
  * The job-runner child process of the bench (forked by agent-client.ts). It loads the worker's job
- * registry and consumers exactly as server/worker.ts does and runs production job definitions
+ * registry and consumers exactly as server/main/worker.ts does and runs production job definitions
  * through runJobCycle (ops.job_runs included), with the worker's pool size and an info-level JSON
  * logger on stdout (the parent writes it to a log file). Raw-SQL baselines run here too, over the
  * same pool, so both sides of a ratio pay the same client and connection costs.
@@ -8,11 +8,11 @@
  * The only thing added around the job is a stopwatch on `database.db.transaction`: each timing
  * is one of the job's own transactions (a hold-expiration phase, a retention batch).
  *
- * Consumers run the same way (op `consume`): one definition from server/consumers.ts through the
+ * Consumers run the same way (op `consume`): one definition from server/main/consumers.ts through the
  * worker's startConsumer, on the worker's pool, until its inbox holds the expected count.
  */
-import { createJobs } from '../../server/jobs';
-import { consumers } from '../../server/consumers';
+import { createJobs } from '../../server/main/jobs';
+import { consumers } from '../../server/main/consumers';
 import { createDatabase, type Database } from '../../server/platform/db';
 import { parseEnv, type Env } from '../../server/platform/env';
 import { createLogger } from '../../server/platform/logger';
@@ -113,7 +113,7 @@ async function handle(req: AgentRequest): Promise<unknown> {
     }
     case 'consume': {
       const def = consumers.find((c) => c.name === req.name);
-      if (!def) throw new Error(`no consumer ${req.name} in server/consumers.ts`);
+      if (!def) throw new Error(`no consumer ${req.name} in server/main/consumers.ts`);
       const kafka = createKafka(env, logger, '-worker');
       const t0 = performance.now();
       const running = await startConsumer(def, { database, env, logger, kafka });

@@ -28,5 +28,7 @@ export interface BenchCase {
   title: string;
   /** cases whose measurements this one reports (memory reads the job cases' peaks) */
   dependsOn?: string[];
+  /** left out of a run that names no case (it prepares data of its own for minutes): `npm run bench -- <name>` */
+  onlyWhenNamed?: boolean;
   run(ctx: BenchContext): Promise<Metric[]>;
 }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -83,14 +84,31 @@ export function machineInfo(): MachineInfo {
 }
 
 export const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+export const RECORDS_DIR = path.join(REPO_ROOT, 'bench', 'records');
 
-/** bench/results/<timestamp>[-quick].json and bench/results/latest.json (git-ignored). */
-export function writeResults(report: Record<string, unknown>, startedAt: Date, quick: boolean): string {
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+/** The commit the bench measured (short hash, `-dirty` when the tree had uncommitted changes); undefined outside git. */
+export function currentCommit(cwd = REPO_ROOT): string | undefined {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd, encoding: 'utf8' });
+  if (head.status !== 0) return undefined;
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, encoding: 'utf8' });
+  return `${head.stdout.trim()}${dirty.stdout.trim() ? '-dirty' : ''}`;
+}
+
+/**
+ * bench/results/<timestamp>[-quick].json and bench/results/latest.json (git-ignored, with the logs);
+ * a full run (not --quick: its workloads are the targets') is also its record, bench/records/<timestamp>.json,
+ * meant to be committed — `npm run bench:report` renders the figures table from those records.
+ */
+export function writeResults(report: Record<string, unknown>, startedAt: Date, quick: boolean, dirs = { results: RESULTS_DIR, records: RECORDS_DIR }): string {
+  fs.mkdirSync(dirs.results, { recursive: true });
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
-  const file = path.join(RESULTS_DIR, `${stamp}${quick ? '-quick' : ''}.json`);
+  const file = path.join(dirs.results, `${stamp}${quick ? '-quick' : ''}.json`);
   const body = `${JSON.stringify(report, null, 2)}\n`;
   fs.writeFileSync(file, body);
-  fs.writeFileSync(path.join(RESULTS_DIR, quick ? 'latest-quick.json' : 'latest.json'), body);
-  return file;
+  fs.writeFileSync(path.join(dirs.results, quick ? 'latest-quick.json' : 'latest.json'), body);
+  if (quick) return file;
+  fs.mkdirSync(dirs.records, { recursive: true });
+  const record = path.join(dirs.records, `${stamp}.json`);
+  fs.writeFileSync(record, body);
+  return record;
 }

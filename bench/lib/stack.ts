@@ -38,7 +38,7 @@ export function md5Uuid(text: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20)}`;
 }
 
-/** How the bench's web runs: WEB_CONCURRENCY processes; tRPC through our node:http adapter or through Next.js (scripts/web-server.ts). */
+/** How the bench's web runs: WEB_CONCURRENCY processes; tRPC through our node:http adapter or through Next.js (server/main/web-server.ts). */
 export interface WebOptions {
   processes: number;
   trpcThroughNext: boolean;
@@ -46,7 +46,7 @@ export interface WebOptions {
 const DEFAULT_WEB: WebOptions = { processes: 1, trpcThroughNext: false };
 
 /**
- * The web app (`next build` of a source snapshot if stale, then scripts/web-server.ts as `npm start` runs it; see web-build.ts) and the worker (`tsx server/worker.ts`) of
+ * The web app (`next build` of a source snapshot if stale, then server/main/web-server.ts as `npm start` runs it; see web-build.ts) and the worker (`tsx server/main/worker.ts`) of
  * the HTTP cases, on one bench database seeded with the demo data plus the bench fixture, and their
  * own Kafka topic prefix. Started on first use; the worker can be stopped and started between cases.
  */
@@ -79,6 +79,10 @@ export class BenchStack {
       LOG_LEVEL: 'info',
       NEXT_TELEMETRY_DISABLED: '1',
       WEB_METRICS_TOKEN: this.metricsToken,
+      // the bench drives hundreds of streams and thousands of reads a second through a few sessions: the
+      // per-session stream cap and the per-user read limit would measure their refusals, not the stack
+      LIVE_STREAMS_PER_SESSION: '10000',
+      READ_LIMIT_PER_SECOND: '0',
     };
   }
 
@@ -125,7 +129,7 @@ export class BenchStack {
     };
     // BENCH_WEB_CPU_PROF=<dir>: V8 CPU profiles of the web processes (written when they stop; one file per process)
     const prof = process.env.BENCH_WEB_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WEB_CPU_PROF}`] : [];
-    this.web = startProcess('web', process.execPath, [...prof, '--import', 'tsx', path.join(dir, 'scripts/web-server.ts'), '-p', String(port), '-H', '127.0.0.1'],
+    this.web = startProcess('web', process.execPath, [...prof, '--import', 'tsx', path.join(dir, 'server/main/web-server.ts'), '-p', String(port), '-H', '127.0.0.1'],
       env, path.join(this.o.logDir, 'web.log'));
     const baseUrl = `http://127.0.0.1:${port}`;
     await waitForHttp(`${baseUrl}/api/health`, 120_000, (l) => this.o.log(l));
@@ -143,8 +147,8 @@ export class BenchStack {
     const logFile = path.join(this.o.logDir, 'worker.log');
     // BENCH_WORKER_CPU_PROF=<dir>: V8 CPU profile of the worker (written when it stops)
     this.worker = process.env.BENCH_WORKER_CPU_PROF
-      ? startProcess('worker', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`, '--import', 'tsx', 'server/worker.ts'], env, logFile)
-      : startProcess('worker', bin('tsx'), ['server/worker.ts'], env, logFile);
+      ? startProcess('worker', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`, '--import', 'tsx', 'server/main/worker.ts'], env, logFile)
+      : startProcess('worker', bin('tsx'), ['server/main/worker.ts'], env, logFile);
     await waitForHttp(`http://127.0.0.1:${this.workerPort}/health`, 60_000, (l) => this.o.log(l));
     this.o.log('worker ready');
   }

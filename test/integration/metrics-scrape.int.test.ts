@@ -170,6 +170,8 @@ describe('worker /metrics (server/main/worker.ts as a child process)', () => {
     await callerFor(t, actor('developer_manager', TENANT)).booking.confirm({ bookingId: bookingIds[2]! });
     await t.database.sql`UPDATE crm.bookings SET reserve_expires_at = now() - interval '1 minute' WHERE id IN ${t.database.sql(bookingIds.slice(0, 2))}`;
     await t.database.sql`UPDATE crm.bookings SET booking_expires_at = now() - interval '1 minute' WHERE id = ${bookingIds[2]!}`;
+    // a booking of a day that has ended gives reports-daily-rollup a day to roll up (an idle cycle records no run)
+    await t.database.sql`UPDATE crm.bookings SET created_at = created_at - interval '2 days' WHERE id = ${bookingIds[0]!}`;
     // an object held by another deal: the CRM event for it is refused (INV-CHS-003 → DLQ)
     const [held] = await insertObjects(t.database, place, [{ status: 'Reserved', timer: new Date(Date.now() + 3600_000) }]);
     // … whose hold is newer than the intruder's create (DESIGN decision 7 moves only an OLDER hold)
@@ -246,9 +248,14 @@ describe('worker /metrics (server/main/worker.ts as a child process)', () => {
         (SELECT count(*)::int FROM chessboard.outbox) - (SELECT count(*)::int FROM catalog.inbox WHERE consumer = ${cards}) AS chessboard_unconsumed,
         (SELECT count(*)::int FROM chessboard.projects WHERE aggregates_recalc_requested_at IS NOT NULL) AS recalcs_due,
         (SELECT count(DISTINCT job)::int FROM ops.job_runs WHERE status = 'succeeded' AND job IN ${t.database.sql(scheduled)}) AS jobs_succeeded`;
+      lastWork = r;
       return Object.entries(r!).every(([k, v]) => v === (k === 'jobs_succeeded' ? scheduled.length : 0)) ? r : undefined;
     };
-    await eventually(workDone, 120_000, `the seeded work done; worker output:\n${output.slice(-3000)}`);
+    let lastWork: unknown;
+    await eventually(workDone, 120_000, 'the seeded work done').catch(async (e: Error) => {
+      const succeeded = await t.database.sql`SELECT DISTINCT job FROM ops.job_runs WHERE status = 'succeeded'`;
+      throw new Error(`${e.message}: ${JSON.stringify(lastWork)}; jobs succeeded: ${succeeded.map((x) => x.job).join(', ')}; worker output:\n${output.slice(-3000)}`);
+    });
 
     // 2. Bring the worker to a state where nothing can run: every job paused through its own control
     //    (ops.job_controls; the relay's NOTIFY wake-ups obey it too), then wait until the worker reports no

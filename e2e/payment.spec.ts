@@ -37,8 +37,9 @@ test('a developer manager confirms the payment of a paid booking: the cell turns
 
   await drawer.getByTestId('booking-link').click();
   await expect(page).toHaveURL(new RegExp(`/bookings/${booking.id}`));
-  // the payment's confirmation step (a manager sees the steps in words; topics are ops' detail)
-  const confirmed = page.locator('.saga-step[data-command=confirmPayment] .chain').first();
+  // the payment's confirmation step publishes booking-paid and booking-confirmed in one transaction (their
+  // order on the page is the outbox's, equal timestamps included); the chessboard applies booking-confirmed
+  const confirmed = page.locator('.saga-step[data-command=confirmPayment] .chain[data-event$="booking-confirmed"]');
   await expect(confirmed.locator('[data-kind=crm_outbox_written][data-state=done]')).toBeVisible({ timeout: 20_000 });
   await expect(confirmed.locator('[data-kind=crm_published][data-state=done]')).toBeVisible({ timeout: 20_000 });
   await expect(confirmed.locator('[data-kind=chessboard_applied][data-state=done]')).toBeVisible({ timeout: 20_000 });

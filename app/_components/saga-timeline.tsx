@@ -222,7 +222,7 @@ function ChainView({ chain, startAt }: { chain: Chain; startAt: Date | null }) {
   }
 
   return (
-    <div className="chain" data-message-id={chain.messageId}>
+    <div className="chain" data-message-id={chain.messageId} data-event={shortTopic(chain.topic)}>
       <div className="chain-head small">
         {technical ? <><span className="topic">{shortTopic(chain.topic)}</span> <span className="mono muted">{chain.messageId.slice(0, 8)}</span></> : null}
         {first ? <span className="muted"> · {f.duration(span, units)}</span> : null}

@@ -69,7 +69,9 @@ describe('plurals (ICU)', () => {
 const BANNED: Record<'ru' | 'en', { everywhere: RegExp[]; outsideOps: RegExp[] }> = {
   ru: {
     everywhere: [/холд/i, /(?<![\w-])job(?![\w-])/i, /консюмер/i, /оверрайд/i, /HasMore/, /WARN/, /advisory/i, /reserve-expired/i, /applied:/i,
-      /верси[яи] \d/i, /(?<![\w-])v\d/i, /(?<![\w-])PIN(?![\w-])/, /таймлайн/i, /ранбук/i],
+      /верси[яи] \d/i, /(?<![\w-])v\d/i, /(?<![\w-])PIN(?![\w-])/, /таймлайн/i, /ранбук/i,
+      // ops pages too: a process, a runbook, a setting or a column is said in Russian (its identifier may follow)
+      /(?<![\w-])(worker|relay|runbook|retention)(?![\w-])/i, /last_error/, /BatchSize|MaxBatchesPerRun/, /vacuum/],
     outsideOps: [/Kafka/i, /DLQ/, /outbox/i, /offset/i, /топик/i, /(?<![а-яё])саг[аиуе](?![а-яё])/i, /relay/i, /(?<![\w-])id(?![\w-])/i],
   },
   en: {
@@ -105,6 +107,9 @@ describe('words a manager uses (docs/glossary.md)', () => {
     expect(jargonIn('ru', { booking: { a: 'Бронь v2 (Booked, версия 2)' } })).toHaveLength(1);
     expect(jargonIn('ru', { bookings: { a: 'менеджер PIN' } })).toHaveLength(1);
     expect(jargonIn('ru', { saga: { a: 'Опубликовано в Kafka' } })).toHaveLength(1);
+    expect(jargonIn('ru', { ops: { a: 'Все worker будут пропускать', b: 'Runbook outbox-backlog', c: 'Retention удаляет меньше' } })).toHaveLength(3);
+    expect(jargonIn('ru', { ops: { a: 'relay повторяет', b: 'last_error строк', c: 'увеличьте BatchSize', d: 'проверьте vacuum' } })).toHaveLength(4);
+    expect(jargonIn('ru', { ops: { a: 'задание outbox-relay', b: 'инструкция delisted-retention-backlog', c: 'обслуживание (VACUUM)' } })).toEqual([]);
     expect(jargonIn('ru', { ops: { a: 'Kafka не отвечает', b: 'Очереди DLQ' } })).toEqual([]);
     expect(jargonIn('en', { ops: { a: 'Run {job} now?' } })).toEqual([]);
     expect(jargonIn('ru', { glossary: { terms: { hold: 'удержание (не «холд»)' } } })).toEqual([]);

@@ -13,6 +13,7 @@ const healthy: AlertInput = {
   dlq: [{ group: 'chessboard.crm-property-object-status', size: 0 }],
   kafkaError: null,
   retentionLastSucceededAt: new Date(now.getTime() - 20 * 3600_000),
+  jobsRecordedSince: new Date(now.getTime() - 30 * 24 * 3600_000),
   delistedDaily: [10, 10, 9],
   jobs: [{ name: 'booking-expiration', lastStatus: 'succeeded', paused: false }],
   reconciliationMismatches: 0,
@@ -40,6 +41,14 @@ describe('alert rules (specs\' Alerts)', () => {
     expect(codes({ retentionLastSucceededAt: new Date(now.getTime() - 26 * 3600_000) })).toEqual([]);
     expect(codes({ retentionLastSucceededAt: new Date(now.getTime() - 26 * 3600_000 - 1) })).toEqual(['RETENTION_NOT_RUN:delisted-retention']);
     expect(evaluateAlerts({ ...healthy, retentionLastSucceededAt: null })[0]).toMatchObject({ code: 'RETENTION_NOT_RUN', values: { hours: -1 } });
+  });
+
+  it('a fresh installation is not warned of a nightly window it has not had yet', () => {
+    const installedAgo = (ms: number) => ({ retentionLastSucceededAt: null, jobsRecordedSince: new Date(now.getTime() - ms) });
+    expect(codes({ retentionLastSucceededAt: null, jobsRecordedSince: null })).toEqual([]);
+    expect(codes(installedAgo(3600_000))).toEqual([]);
+    expect(codes(installedAgo(26 * 3600_000))).toEqual([]);
+    expect(codes(installedAgo(26 * 3600_000 + 1))).toEqual(['RETENTION_NOT_RUN:delisted-retention']);
   });
 
   it('Delisted backlog growing N days in a row', () => {

@@ -55,6 +55,8 @@ export interface AlertInput {
   kafkaError: string | null;
   /** last succeeded delisted-retention run (null: none recorded) */
   retentionLastSucceededAt: Date | null;
+  /** the first job run recorded on this installation (null: the workers have not run a job yet) */
+  jobsRecordedSince: Date | null;
   /** daily closing values of the Delisted backlog, oldest first */
   delistedDaily: number[];
   jobs: { name: string; lastStatus: string | null; paused: boolean }[];
@@ -87,7 +89,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
     if (d.size > 0) alerts.push({ code: 'DLQ_NOT_EMPTY', severity: 'warning', tile: 'dlq', subject: d.group, values: { count: d.size } });
   }
   const retentionAge = i.retentionLastSucceededAt ? i.now.getTime() - i.retentionLastSucceededAt.getTime() : null;
-  if (retentionAge === null || retentionAge > THRESHOLDS.retentionMaxAgeMs) {
+  // "never ran" means a nightly window passed without it: a fresh installation has not had one yet
+  const windowPassed = i.jobsRecordedSince !== null && i.now.getTime() - i.jobsRecordedSince.getTime() > THRESHOLDS.retentionMaxAgeMs;
+  if (retentionAge === null ? windowPassed : retentionAge > THRESHOLDS.retentionMaxAgeMs) {
     alerts.push({ code: 'RETENTION_NOT_RUN', severity: 'warning', tile: 'delisted', subject: 'delisted-retention', values: { hours: retentionAge === null ? -1 : Math.floor(retentionAge / 3600_000) } });
   }
   if (growingDaysInARow(i.delistedDaily, THRESHOLDS.delistedGrowingDays)) {

@@ -191,6 +191,16 @@ describe('overview', () => {
     expect(n).toBe(1);
   });
 
+  it('a retention that never ran alerts only once the installation has had its nightly window (its first job run > 26 h ago)', async () => {
+    const now = new Date();
+    const retentionAlert = async () => (await opsCaller(t, actorOf('ops')).overview()).alerts.filter((x) => x.code === 'RETENTION_NOT_RUN');
+    expect(await retentionAlert()).toEqual([]);
+    await insertJobRun(t.database, { job: 'outbox-relay', startedAt: new Date(now.getTime() - HOUR) });
+    expect(await retentionAlert()).toEqual([]);
+    await insertJobRun(t.database, { job: 'booking-expiration', startedAt: new Date(now.getTime() - 27 * HOUR) });
+    expect(await retentionAlert()).toMatchObject([{ subject: 'delisted-retention', values: { hours: -1 } }]);
+  });
+
   it('a tenant-scoped viewer sees its tenant\'s holds and releases, no cross-tenant history, and records no samples', async () => {
     const now = new Date();
     const a = await insertWorld(t.database, 'A');

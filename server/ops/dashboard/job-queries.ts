@@ -80,6 +80,15 @@ export async function lastJobRuns(db: DbOrTx, jobs: readonly string[] = JOB_NAME
   return new Map(rows.map((r) => [String(r.job), { last: toRun(r), lastSucceededAt: toDate(r.last_succeeded_at) }]));
 }
 
+/** When this installation recorded its first job run: the oldest run of any job, one index probe per job. */
+export async function firstJobRunAt(db: DbOrTx, jobs: readonly string[] = JOB_NAMES): Promise<Date | null> {
+  const [row] = await db.execute<Record<string, unknown>>(sql`
+    SELECT min(f.started_at) AS first_at
+    FROM unnest(${`{${jobs.join(',')}}`}::text[]) AS j(name)
+    CROSS JOIN LATERAL (SELECT started_at FROM ops.job_runs WHERE job = j.name ORDER BY started_at ASC LIMIT 1) f`);
+  return toDate(row?.first_at);
+}
+
 export const JOB_RUN_STATUSES = ['running', 'succeeded', 'failed', 'skipped'] as const;
 
 export interface JobRunsFilter {

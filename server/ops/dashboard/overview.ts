@@ -9,7 +9,7 @@ import { getDlqSizes, type DlqGroupSize } from './dlq';
 import { consumerGroups, consumerLag, dlqTopicOffsets, type GroupLag } from './kafka-admin';
 import { dailyClosingValues, readTrends, recordSamples, type Samples, type TrendPoint } from './metric-samples';
 import { getHoldMismatchCounts, getLostReleaseCounts, getStuckHoldsSummary, type HoldMismatchCounts, type LostReleaseCounts, type StuckHoldsSummary } from './hold-queries';
-import { jobControls, lastJobRuns, type JobRunRow } from './job-queries';
+import { firstJobRunAt, jobControls, lastJobRuns, type JobRunRow } from './job-queries';
 import { estimateConsumerTimeLag, getOutboxStats, type OutboxStats } from './messaging-queries';
 import { type TenantScope } from './sql';
 
@@ -90,13 +90,14 @@ export async function getOverview(
 ): Promise<Overview> {
   const { db } = deps.readDatabase ?? deps.database;
   const now = input.now ?? new Date();
-  const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, controls, report, replication] = await Promise.all([
+  const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, jobsRecordedSince, controls, report, replication] = await Promise.all([
     getStuckHoldsSummary(db, { now, graceMs: deps.env.HOLD_EXPIRATION_GRACE_MS, scope: input.scope }),
     getLostReleaseCounts(db, { now, scope: input.scope }),
     getHoldMismatchCounts(db, { now, scope: input.scope }),
     getOutboxStats(db, { now }),
     getDelistedBacklog(db, { cutoff: new Date(now.getTime() - deps.env.DELISTED_RETENTION_PERIOD_MS) }),
     lastJobRuns(db),
+    firstJobRunAt(db),
     jobControls(db),
     // one query for both screens: the overview counts exactly what the reconciliation page lists
     runReconciliation(db, { now, scope: input.scope }),
@@ -161,6 +162,7 @@ export async function getOverview(
     dlq,
     kafkaError,
     retentionLastSucceededAt: runs.get('delisted-retention')?.lastSucceededAt ?? null,
+    jobsRecordedSince,
     delistedDaily,
     jobs: jobs.map((j) => ({ name: j.name, lastStatus: j.lastRun?.status ?? null, paused: j.paused })),
     reconciliationMismatches: reconciliation?.total ?? null,

@@ -225,11 +225,11 @@ function JobHistory({ job, params, setParams }: { job: JobName; params: URLSearc
   );
 }
 
-/** The schedule in words ("каждые 10 с", "ежедневно в 03:30 МСК"), the raw cron and zone under it for ops. */
+/** The schedule in words, daily times in one zone ("ежедневно в 06:45 МСК"); the raw cron and the job's own zone under it. */
 function ScheduleCell({ cron, timezone }: { cron: string; timezone: string }) {
   const locale = useLocale();
   const words = scheduleWords(cron, timezone, locale === 'en' ? 'en' : 'ru');
   return words
-    ? <><span data-testid="schedule-words">{words}</span><div className="muted small mono" title={timezone}>{cron}</div></>
+    ? <><span data-testid="schedule-words">{words}</span><div className="muted small mono">{cron} · {timezone}</div></>
     : <><span className="mono">{cron}</span><div className="muted small">{timezone}</div></>;
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { publishPropertyObjectSnapshot } from '../server/chessboard/commands';
-import { createDatabase } from '../server/platform/db';
-import { EnvError, envSchema, parseEnvWith } from '../server/platform/env';
+import { runDatabaseCli } from './database-cli';
 
 /**
  * `npm run chessboard:snapshot [-- --tenant <uuid>]`: republishes every property object's current state
@@ -11,38 +10,25 @@ import { EnvError, envSchema, parseEnvWith } from '../server/platform/env';
  * lacks and keeps what it has. The last stdout line is the summary as JSON. Exit 2 on a usage error.
  * To rebuild crm's projection and prove it, use `npm run crm:rebuild-projection`, which runs this first.
  */
-async function main(): Promise<number> {
+function parseArgs(): string | { tenantId?: string } {
   const args = process.argv.slice(2).filter((a) => a !== '--');
   const tenantAt = args.indexOf('--tenant');
   const tenant = tenantAt >= 0 ? z.uuid().safeParse(args[tenantAt + 1]) : null;
-  const unknown = args.filter((a, i) => !(i === tenantAt || i === tenantAt + 1));
-  if (unknown.length > 0 || (tenant && !tenant.success)) {
-    console.error(`${unknown.length > 0 ? `unknown argument "${unknown[0]}"` : '--tenant takes a tenant id (uuid)'}\nusage: npm run chessboard:snapshot -- [--tenant <uuid>]`);
-    return 2;
-  }
-  let env;
-  try {
-    env = parseEnvWith(envSchema.pick({ DATABASE_URL: true }), process.env);
-  } catch (e) {
-    if (e instanceof EnvError) { console.error(e.message); return 1; }
-    throw e;
-  }
-  const database = createDatabase(env.DATABASE_URL, { max: 1, applicationName: 'pin-chessboard-snapshot' });
-  const signal = new AbortController();
-  process.once('SIGINT', () => signal.abort());
-  process.once('SIGTERM', () => signal.abort());
-  try {
-    const correlationId = randomUUID();
-    const started = Date.now();
-    const summary = await publishPropertyObjectSnapshot(database, { correlationId, tenantId: tenant?.data, signal: signal.signal });
-    console.log(JSON.stringify({ correlationId, ...summary, durationMs: Date.now() - started }));
-    return summary.complete ? 0 : 1;
-  } finally {
-    await database.close();
-  }
+  const unknown = args.filter((_, i) => tenantAt < 0 || (i !== tenantAt && i !== tenantAt + 1));
+  if (unknown.length > 0) return `unknown argument "${unknown[0]}"`;
+  if (tenant && !tenant.success) return '--tenant takes a tenant id (uuid)';
+  return { tenantId: tenant?.data };
 }
 
-main().then((code) => process.exit(code), (e) => {
-  console.error(`chessboard:snapshot failed: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
+const args = parseArgs();
+if (typeof args === 'string') {
+  console.error(`${args}\nusage: npm run chessboard:snapshot -- [--tenant <uuid>]`);
+  process.exit(2);
+}
+runDatabaseCli('chessboard:snapshot', { max: 1, applicationName: 'pin-chessboard-snapshot' }, async (database, signal) => {
+  const correlationId = randomUUID();
+  const started = Date.now();
+  const summary = await publishPropertyObjectSnapshot(database, { correlationId, tenantId: args.tenantId, signal });
+  console.log(JSON.stringify({ correlationId, ...summary, durationMs: Date.now() - started }));
+  return summary.complete ? 0 : 1;
 });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { createDatabase } from '../server/platform/db';
-import { EnvError, envSchema, parseEnvWith } from '../server/platform/env';
+import { runDatabaseCli } from './database-cli';
 import { compareCrmProjection, rebuildCrmProjection, type ProjectionComparison } from '../server/ops/crm-projection-rebuild';
 
 /**
@@ -47,46 +46,26 @@ function printComparison(c: ProjectionComparison): void {
   if (c.differences > c.sample.length) console.log(`  … and ${c.differences - c.sample.length} more`);
 }
 
-async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
-  if (typeof args === 'string') {
-    console.error(`${args}\n${USAGE}`);
-    return 2;
-  }
-  let env;
-  try {
-    env = parseEnvWith(envSchema.pick({ DATABASE_URL: true }), process.env);
-  } catch (e) {
-    if (e instanceof EnvError) { console.error(e.message); return 1; }
-    throw e;
-  }
-  const database = createDatabase(env.DATABASE_URL, { max: 2, applicationName: 'pin-crm-rebuild-projection' });
-  const signal = new AbortController();
-  process.once('SIGINT', () => signal.abort());
-  process.once('SIGTERM', () => signal.abort());
-  try {
-    if (args.check) {
-      const comparison = await compareCrmProjection(database.db);
-      printComparison(comparison);
-      const equal = comparison.differences === 0;
-      console.log(equal ? 'EQUAL: crm.property_objects matches the chessboard' : `DIFFERENT: ${comparison.differences} objects differ`);
-      console.log(JSON.stringify({ equal, ...comparison }));
-      return equal ? 0 : 1;
-    }
-    const report = await rebuildCrmProjection(database, {
-      reset: args.reset, timeoutMs: args.timeoutSeconds * 1000, signal: signal.signal, onProgress: (line) => console.log(line),
-    });
-    printComparison(report.comparison);
-    console.log(report.equal ? 'EQUAL: crm.property_objects matches the chessboard'
-      : `DIFFERENT: ${report.comparison.differences} objects differ, ${report.notProcessed} snapshot events not consumed${args.reset ? '' : ' (rows the chessboard no longer has need --reset)'}`);
-    console.log(JSON.stringify(report));
-    return report.equal ? 0 : 1;
-  } finally {
-    await database.close();
-  }
+const args = parseArgs(process.argv.slice(2));
+if (typeof args === 'string') {
+  console.error(`${args}\n${USAGE}`);
+  process.exit(2);
 }
-
-main().then((code) => process.exit(code), (e) => {
-  console.error(`crm:rebuild-projection failed: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
+runDatabaseCli('crm:rebuild-projection', { max: 2, applicationName: 'pin-crm-rebuild-projection' }, async (database, signal) => {
+  if (args.check) {
+    const comparison = await compareCrmProjection(database.db);
+    printComparison(comparison);
+    const equal = comparison.differences === 0;
+    console.log(equal ? 'EQUAL: crm.property_objects matches the chessboard' : `DIFFERENT: ${comparison.differences} objects differ`);
+    console.log(JSON.stringify({ equal, ...comparison }));
+    return equal ? 0 : 1;
+  }
+  const report = await rebuildCrmProjection(database, {
+    reset: args.reset, timeoutMs: args.timeoutSeconds * 1000, signal, onProgress: (line) => console.log(line),
+  });
+  printComparison(report.comparison);
+  console.log(report.equal ? 'EQUAL: crm.property_objects matches the chessboard'
+    : `DIFFERENT: ${report.comparison.differences} objects differ, ${report.notProcessed} snapshot events not consumed${args.reset ? '' : ' (rows the chessboard no longer has need --reset)'}`);
+  console.log(JSON.stringify(report));
+  return report.equal ? 0 : 1;
 });

@@ -67,11 +67,13 @@ async function main(): Promise<number> {
       const prefix = `e2e${Date.now().toString(36)}.`;
       await createTopics(infra.kafkaBrokers, prefix);
       await seed(dbUrl, log);
-      // e2e/ops.spec.ts drives the hold-expiration safety net by hand ("Run now", then "Resume"): paused
-      // from the start, so the seeded stuck holds are still stuck when it looks at them
+      // e2e/ops.spec.ts drives the hold-expiration safety net and the Delisted clean-up by hand ("Run now"):
+      // paused from the start, so the seeded stuck holds are still stuck when it looks at them, and the
+      // nightly clean-up has not run when e2e/deadlines.spec.ts reads a fresh installation's overview
       const control = postgres(dbUrl, { max: 1, onnotice: () => {} });
       await control`INSERT INTO ops.job_controls (job, paused, changed_by, changed_at, reason)
-        VALUES ('property-object-hold-expiration', true, 'e2e', now(), 'e2e: ops.spec runs it by hand') ON CONFLICT (job) DO UPDATE SET paused = true`;
+        SELECT job, true, 'e2e', now(), 'e2e: ops.spec runs it by hand' FROM unnest(ARRAY['property-object-hold-expiration', 'delisted-retention']) AS job
+        ON CONFLICT (job) DO UPDATE SET paused = true`;
       await control.end();
       const port = await freePort();
       const env: NodeJS.ProcessEnv = {

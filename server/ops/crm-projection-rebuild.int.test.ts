@@ -94,6 +94,16 @@ beforeAll(async () => {
     // a deleted topic's name is free again a moment after the call returns
     try { await ensureTopics(admin, t.prefix); break; } catch (e) { if (attempt > 50) throw e; await new Promise((r) => setTimeout(r, 200)); }
   }
+  // created is not yet served: until the broker has a leader for every partition of the topics made again, a
+  // metadata request about them fails (UNKNOWN_TOPIC_OR_PARTITION) and the relay's first publish with it
+  const recreated = OBJECT_TOPICS.map((name) => withPrefix(t.prefix, name));
+  for (let attempt = 0; ; attempt++) {
+    const served = await admin.fetchTopicMetadata({ topics: recreated })
+      .then(({ topics }) => topics.length === recreated.length && topics.every((x) => x.partitions.length > 0 && x.partitions.every((p) => p.leader >= 0)), () => false);
+    if (served) break;
+    if (attempt > 150) throw new Error(`the recreated topics have no leader after 30 s: ${recreated.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
   await pipe.start();
   // and crm's projection empty, as a database whose projection started after those segments were gone
   await t.database.sql`DELETE FROM crm.property_objects`;

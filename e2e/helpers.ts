@@ -24,6 +24,16 @@ export async function snap(page: Page, testInfo: TestInfo, name: string): Promis
   await testInfo.attach(name, { body, contentType: 'image/png' });
 }
 
+/**
+ * Signs the page's user out by dropping the session cookie, with the page first on about:blank: a console
+ * page left open would see its next request answered 401 and go to /login by itself, and that navigation
+ * races (aborts, or is aborted by) the signIn that follows.
+ */
+export async function dropSession(page: Page): Promise<void> {
+  await page.goto('about:blank');
+  await page.context().clearCookies();
+}
+
 export async function signIn(page: Page, email: string): Promise<void> {
   await page.goto('/login');
   await page.locator('input[name=email]').fill(email);

@@ -1,6 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
-import { apiAs, cell, e2eRequisites, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcMutation, trpcQuery, USERS, waitForObjectStatus } from './helpers';
+import { apiAs, cell, e2eRequisites, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcMutation, trpcQuery, USERS, waitForObjectStatus, dropSession } from './helpers';
 
 /**
  * #23: the agent fills the buyer's requisites while creating a booking; the booking page shows them
@@ -41,7 +41,7 @@ test('an agent creates a booking with requisites; a manager reveals them; the vi
   expect(href).toMatch(/\/bookings\/[0-9a-f-]{36}$/);
 
   // the developer manager: masked first, the full set on Show
-  await page.context().clearCookies();
+  await dropSession(page);
   await signIn(page, USERS.devManager);
   await page.goto(href!);
   const card = page.getByTestId('booking-requisites');
@@ -63,7 +63,7 @@ test('an agent creates a booking with requisites; a manager reveals them; the vi
   await expect(card.getByTestId('requisites-revealed')).toHaveCount(0);
 
   // a PIN manager sees who viewed them, when and why (the reveal log), and filters by the set and by the person
-  await page.context().clearCookies();
+  await dropSession(page);
   await signIn(page, USERS.pinManager);
   await page.goto('/ops/reveals');
   await expect(page.locator('main h2')).toHaveText('Кто смотрел реквизиты покупателей');
@@ -90,14 +90,14 @@ test('an agent creates a booking with requisites; a manager reveals them; the vi
   await page.context().addCookies([{ name: 'NEXT_LOCALE', value: 'ru', url: page.url() }]);
 
   // the viewer has no reveal log (the tab is not shown; the page says so)
-  await page.context().clearCookies();
+  await dropSession(page);
   await signIn(page, USERS.viewer);
   await page.goto('/ops/reveals');
   await expect(page.getByTestId('reveals-no-access')).toBeVisible();
   await expect(page.locator('.ops-tabs a[href="/ops/reveals"]')).toHaveCount(0);
 
   // the viewer: no requisites at all
-  await page.context().clearCookies();
+  await dropSession(page);
   await signIn(page, USERS.viewer);
   await page.goto(href!);
   await expect(page.getByTestId('booking-status')).toBeVisible();

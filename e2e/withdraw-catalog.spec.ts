@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import postgres from 'postgres';
-import { cell, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcQuery, USERS, type BookingRow } from './helpers';
+import { cell, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcQuery, USERS, type BookingRow, dropSession } from './helpers';
 
 /**
  * Catalog actions of a developer manager (#19) feeding the ops Delisted backlog that delisted-retention
@@ -10,7 +10,7 @@ import { cell, freeObjectOfTenantA, openBuildingOf, signIn, snap, trpcQuery, USE
 
 /** Signs in as another user in the same page (the login page of a signed-in session redirects away). */
 async function signInAs(page: Page, email: string) {
-  await page.context().clearCookies();
+  await dropSession(page);
   await signIn(page, email);
 }
 

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { JOB_NAMES } from '../server/platform/jobs/types';
+import { JOB_NAMES } from '../server/main/jobs';
 import { signIn, snap, USERS } from './helpers';
 
 /**

@@ -1,10 +1,9 @@
-import { createJobs } from '../server/main/jobs';
+import { createJobs, JOB_NAMES, type JobName } from '../server/main/jobs';
 import { createDatabase } from '../server/platform/db';
 import { loadEnv } from '../server/platform/env';
 import { createLogger } from '../server/platform/logger';
 import { createKafka } from '../server/platform/kafka/client';
 import { runJobCycle } from '../server/platform/jobs/run-log';
-import { JOB_NAMES, type JobName } from '../server/platform/jobs/types';
 
 /**
  * `npm run job -- <name> --once`: one cycle of a named job; its summary is the last stdout line (JSON).

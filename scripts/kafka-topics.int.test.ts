@@ -8,7 +8,8 @@ import path from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../test/harness/saga-harness';
-import { allTopicNames, cleanupPolicyOf, COMPACTED_TOPICS, CONSUMER_GROUPS, formatTopicAction, reconcileTopics, TOPICS, withPrefix } from '../server/platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../server/contracts/consumer-groups';
+import { allTopicNames, cleanupPolicyOf, COMPACTED_TOPICS, formatTopicAction, reconcileTopics, TOPICS, withPrefix } from '../server/platform/kafka/topics';
 
 /** DESIGN.md's topics plus one dead-letter topic per consumer group (a context that adds a consumer adds one). */
 const ALL = Object.values(TOPICS).length + Object.values(CONSUMER_GROUPS).length;

@@ -195,7 +195,7 @@ describe('card projection: delisting', () => {
 describe('card projection through real Kafka', () => {
   it('chessboard outbox → relay → Kafka → startConsumer projects upsert, status change and project delete (inbox rows applied)', async () => {
     const kafka = createKafka(t.env, t.logger);
-    const relay = createOutboxRelayJob();
+    const relay = createOutboxRelayJob(['chessboard']);
     const id = randomUUID();
     const projectId = randomUUID();
     const publish = async (write: Parameters<typeof t.database.db.transaction>[0]) => {

@@ -2,7 +2,8 @@ import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Tx } from '../platform/db';
 import type { ConsumedMessage, ConsumerDefinition, HandlerOutcome } from '../platform/kafka/consumer-runner';
 import { RejectMessage } from '../platform/kafka/consumer-runner';
-import { CONSUMER_GROUPS, TOPICS } from '../platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../contracts/consumer-groups';
+import { TOPICS } from '../platform/kafka/topics';
 import type { CrmPayload, CrmTopic } from '../contracts/crm';
 import type { Logger } from '../platform/logger';
 import {

@@ -1,6 +1,7 @@
 import type { ConsumerDefinition, HandlerOutcome } from '../platform/kafka/consumer-runner';
 import { dispatchChessboardEvent } from '../platform/kafka/dispatch-chessboard';
-import { CONSUMER_GROUPS, TOPICS } from '../platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../contracts/consumer-groups';
+import { TOPICS } from '../platform/kafka/topics';
 import { applyObjectDeleted, applyObjectStatusChanged, applyObjectUpserted } from './property-object-projection';
 import type { ViewDecision } from './property-object-view';
 

@@ -4,7 +4,8 @@ import { provideBuyerNameLookup, provideRequisiteReferenceCheck } from '../crm/p
 import { registerLists } from '../platform/registry';
 import { checkRequisiteReference, maskedBuyerNames, requisiteSetIdsMatchingSurname } from '../profile/module-api';
 import { consumers } from './consumers';
-import { createJobs } from './jobs';
+import { createJobs, JOB_NAMES } from './jobs';
+import { OUTBOX_NAMES } from './outboxes';
 
 /**
  * The wiring of the composition root, imported for its effect by every entry: the app router, the web's
@@ -15,7 +16,7 @@ import { createJobs } from './jobs';
  *   requisite set may be referenced and for buyers' masked names (profile asks crm which bookings reference a set), the chessboard asks
  *   crm for an investor's developers (crm's booking list filters by the chessboard's objects).
  */
-registerLists({ createJobs, consumers });
+registerLists({ jobNames: JOB_NAMES, createJobs, consumers, outboxes: OUTBOX_NAMES });
 provideRequisiteReferenceCheck(checkRequisiteReference);
 provideBuyerNameLookup({ setIdsMatchingSurname: requisiteSetIdsMatchingSurname, maskedBuyerNames });
 provideInvestorTenants(investorDealTenants);

@@ -3,6 +3,7 @@ import { loadEnv, type Env } from '../platform/env';
 import { createLogger, type Logger } from '../platform/logger';
 import { collectProcessMetrics, renderMetrics } from '../platform/metrics';
 import { bindOutboxMetrics } from '../platform/outbox/relay';
+import { OUTBOX_NAMES } from './outboxes';
 import { bindCatalogMetrics } from '../catalog/retention-metrics';
 import { bindHoldExpirationMetrics } from '../chessboard/metrics';
 // every metric of the system is registered before /api/metrics renders its first scrape
@@ -28,7 +29,7 @@ export function getServices(): Services {
   if (!g.__pinServices) {
     const env = loadEnv();
     const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-web' });
-    bindOutboxMetrics(database);
+    bindOutboxMetrics(database, OUTBOX_NAMES);
     bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
     bindHoldExpirationMetrics(database, env.HOLD_EXPIRATION_GRACE_MS);
     const readDatabase = env.DATABASE_READ_URL ? createDatabase(env.DATABASE_READ_URL, { max: 5, applicationName: 'pin-web-read' }) : undefined;

@@ -11,10 +11,11 @@ import { startConsumer, type RunningConsumer } from '../platform/kafka/consumer-
 import { bindConsumerLagMetrics } from '../platform/kafka/lag';
 import { JobScheduler } from '../platform/jobs/scheduler';
 import { pruneJobRuns } from '../platform/jobs/run-log';
-import { bindOutboxMetrics, } from '../platform/outbox/relay';
+import { bindOutboxMetrics } from '../platform/outbox/relay';
 import { bindCatalogMetrics } from '../catalog/retention-metrics';
 import { bindHoldExpirationMetrics } from '../chessboard/metrics';
-import { OUTBOX_NAMES, outboxChannel } from '../platform/outbox/write';
+import { outboxChannel } from '../platform/outbox/write';
+import { OUTBOX_NAMES } from './outboxes';
 import { createJobs } from './jobs';
 import { consumers } from './consumers';
 // the lists the ops modules read (reconciliation's lag) and the contexts' ports
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
   // OpenTelemetry traces (OTEL_TRACES_EXPORTER, off by default): job cycles, relay batches, consumers
   const tracing = await startTracing(env, 'pin-worker');
   const database = createDatabase(env.DATABASE_URL, { max: 20, applicationName: 'pin-worker' });
-  bindOutboxMetrics(database);
+  bindOutboxMetrics(database, OUTBOX_NAMES);
   bindCatalogMetrics(database, env.DELISTED_RETENTION_PERIOD_MS);
   bindHoldExpirationMetrics(database, env.HOLD_EXPIRATION_GRACE_MS);
   collectProcessMetrics();

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '../platform/db';
 import type { ConsumedMessage, ConsumerDefinition, HandlerOutcome } from '../platform/kafka/consumer-runner';
 import { RejectMessage } from '../platform/kafka/consumer-runner';
-import { CONSUMER_GROUPS } from '../platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../contracts/consumer-groups';
 import type { Logger } from '../platform/logger';
 import { cardOf, MESSENGER_CONSUMED_TOPICS, type MessengerTopic } from './card';
 import { MESSENGER_ERRORS } from './errors';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { publishPropertyObjectSnapshot, SNAPSHOT_BATCH_SIZE } from '../chessboard/commands';
 import { emptyPropertyObjectProjection } from '../crm/commands/empty-property-object-projection';
-import { CONSUMER_GROUPS } from '../platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../contracts/consumer-groups';
 import type { Database, DbOrTx } from '../platform/db';
 import { uuidArray } from '../platform/db';
 

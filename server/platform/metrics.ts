@@ -11,17 +11,41 @@ function getOrCreate<T>(name: string, create: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }
 
+/**
+ * The values of a label that the composition root names at start-up (every job, every consumer group,
+ * every outbox): platform declares the label, the running system says what it holds.
+ */
+export interface RegisteredLabelValues { readonly registered: RegisteredLabelSet }
+export type RegisteredLabelSet = 'job' | 'consumer' | 'outbox';
+export const registeredLabel = (set: RegisteredLabelSet): RegisteredLabelValues => ({ registered: set });
+
 /** The closed set of values of every label of a counter (its series that exist from the start). */
-export type KnownLabelValues<L extends string> = { readonly [K in L]: readonly string[] };
+export type KnownLabelValues<L extends string> = { readonly [K in L]: readonly string[] | RegisteredLabelValues };
 
 /** name → the known label values a labelled counter declared (the metrics tests read it). */
 export const knownCounterLabels = new Map<string, KnownLabelValues<string>>();
 
-/** Every combination of the known label values (the cartesian product). */
+const registeredSets = new Map<RegisteredLabelSet, readonly string[]>();
+
+/**
+ * The composition root names the values of a registered label set; every counter declared with it gets
+ * its series at 0 (now, or when it is declared later).
+ */
+export function registerLabelValues(set: RegisteredLabelSet, values: readonly string[]): void {
+  registeredSets.set(set, values);
+  for (const [name, known] of knownCounterLabels) {
+    if (!Object.values(known).some((v) => !Array.isArray(v) && (v as RegisteredLabelValues).registered === set)) continue;
+    const c = registry.getSingleMetric(name) as client.Counter<string> | undefined;
+    for (const labels of labelCombinations(known)) c?.inc(labels, 0);
+  }
+}
+
+/** Every combination of the known label values (the cartesian product); a registered set not named yet has none. */
 export function labelCombinations<L extends string>(known: KnownLabelValues<L>): Record<L, string>[] {
   let combos: Record<string, string>[] = [{}];
-  for (const [label, values] of Object.entries(known) as [string, readonly string[]][]) {
-    combos = combos.flatMap((c) => values.map((v) => ({ ...c, [label]: v })));
+  for (const [label, v] of Object.entries(known) as [string, readonly string[] | RegisteredLabelValues][]) {
+    const values = Array.isArray(v) ? v : registeredSets.get((v as RegisteredLabelValues).registered) ?? [];
+    combos = combos.flatMap((c) => values.map((value) => ({ ...c, [label]: value })));
   }
   return combos as Record<L, string>[];
 }

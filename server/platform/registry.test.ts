@@ -14,7 +14,7 @@ describe('platform registry', () => {
     vi.resetModules();
     const { registerLists, registeredJobs, registeredConsumers } = await import('./registry');
     const consumers = [{ name: 'x' }] as unknown as ConsumerDefinition[];
-    registerLists({ createJobs: () => ({ 'outbox-relay': {} as JobDefinition }) as Record<JobName, JobDefinition>, consumers });
+    registerLists({ jobNames: ['outbox-relay'], createJobs: () => ({ 'outbox-relay': {} as JobDefinition }) as Record<JobName, JobDefinition>, consumers, outboxes: ['crm'] });
     expect(registeredJobs()).not.toBe(registeredJobs());
     expect(Object.keys(registeredJobs())).toEqual(['outbox-relay']);
     expect(registeredConsumers()).toBe(consumers);
@@ -23,9 +23,10 @@ describe('platform registry', () => {
   it('the composition root registers every job by its fixed name and every consumer', async () => {
     vi.resetModules();
     await import('../main/registry');
-    const { registeredJobs, registeredConsumers } = await import('./registry');
-    const { JOB_NAMES } = await import('./jobs/types');
+    const { registeredJobs, registeredJobNames, registeredConsumers } = await import('./registry');
+    const { JOB_NAMES } = await import('../main/jobs');
     expect(Object.keys(registeredJobs()).sort()).toEqual([...JOB_NAMES].sort());
+    expect(registeredJobNames()).toEqual(JOB_NAMES);
     expect(registeredConsumers().length).toBeGreaterThan(0);
   });
 });

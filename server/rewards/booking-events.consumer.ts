@@ -1,6 +1,6 @@
 import type { ConsumerDefinition } from '../platform/kafka/consumer-runner';
 import { RejectMessage } from '../platform/kafka/consumer-runner';
-import { CONSUMER_GROUPS } from '../platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../contracts/consumer-groups';
 import { recordEnding, recordPayment, REWARD_TOPICS, toRewardEvent, type RewardTopic } from './booking-events';
 import { accrualTransitions } from './metrics';
 

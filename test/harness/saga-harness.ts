@@ -17,6 +17,7 @@ import { startConsumer, type ConsumerDefinition, type RunningConsumer } from '..
 import { fetchConsumerLag } from '../../server/platform/kafka/lag';
 import { withPrefix } from '../../server/platform/kafka/topics';
 import { createCapturingLogger, type Logger } from '../../server/platform/logger';
+import { OUTBOX_NAMES } from '../../server/main/outboxes';
 import { createOutboxRelayJob } from '../../server/platform/outbox/outbox-relay.job';
 import type { TestContext } from './harness';
 
@@ -48,7 +49,7 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
  */
 export class RelayLoop {
   readonly results: JobRunResult[] = [];
-  private readonly job = createOutboxRelayJob();
+  private readonly job = createOutboxRelayJob(OUTBOX_NAMES);
   private readonly abort = new AbortController();
   private stopped = false;
   private readonly loop: Promise<void>;

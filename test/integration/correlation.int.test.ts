@@ -18,6 +18,7 @@ import { runJobCycle } from '../../server/platform/jobs/run-log';
 import { createKafka } from '../../server/platform/kafka/client';
 import { startConsumer, type RunningConsumer } from '../../server/platform/kafka/consumer-runner';
 import { TOPICS, withPrefix } from '../../server/platform/kafka/topics';
+import { OUTBOX_NAMES } from '../../server/main/outboxes';
 import { createOutboxRelayJob } from '../../server/platform/outbox/outbox-relay.job';
 import { startTracing, type Tracing } from '../../server/platform/tracing';
 import { projectedObjectOf } from '../harness/crm-projection';
@@ -35,7 +36,7 @@ let t: TestContext;
 let kafka: Kafka;
 let place: Place;
 const consumers: RunningConsumer[] = [];
-const relayJob = createOutboxRelayJob();
+const relayJob = createOutboxRelayJob(OUTBOX_NAMES);
 
 beforeAll(async () => {
   tracing = await startTracing({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' }, 'pin-test', {

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY_MS, insertObjectCard, insertProjectCard } from '../fixtures/catalog.fixtures';
 import { eventually, insertObjects, insertProject, TENANT } from '../fixtures/chessboard.fixtures';
 import { actor, callerFor, insertDeal, insertProgram } from '../fixtures/crm.fixtures';
-import { CONSUMER_GROUPS } from '../../server/platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../../server/contracts/consumer-groups';
 import { createTestContext, routeHandlersOn, type TestContext } from '../harness/harness';
 import { parseExposition, type Scrape } from '../harness/prometheus';
-import { JOB_NAMES } from '../../server/platform/jobs/types';
+import { JOB_NAMES } from '../../server/main/jobs';
 import { projectedObjectOf } from '../harness/crm-projection';
 
 /**

@@ -11,6 +11,7 @@ import { createCapturingLogger } from '../../server/platform/logger';
 import '../../server/main/metric-modules';
 import { registry, renderMetrics } from '../../server/platform/metrics';
 import { createDatabase } from '../../server/platform/db';
+import { OUTBOX_NAMES } from '../../server/main/outboxes';
 import { bindOutboxMetrics } from '../../server/platform/outbox/relay';
 import { bindCatalogMetrics } from '../../server/catalog/retention-metrics';
 import { bindHoldExpirationMetrics, unbindHoldExpirationMetrics } from '../../server/chessboard/metrics';
@@ -148,7 +149,7 @@ describe('metrics', () => {
 
   it('a scrape still answers while the database is unreachable (the database gauges keep their last values)', async () => {
     const down = createDatabase('postgres://nobody@127.0.0.1:1/none', { max: 1, applicationName: 'pin-test-down' });
-    bindOutboxMetrics(down);
+    bindOutboxMetrics(down, OUTBOX_NAMES);
     bindCatalogMetrics(down);
     bindHoldExpirationMetrics(down, 600_000);
     try {

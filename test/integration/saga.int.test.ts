@@ -11,7 +11,8 @@ import { actor, bookingRow, callerFor, dealRow, insertDeal, insertProgram, outbo
 import { deals } from '../../server/crm/schema';
 import { seedRequisiteSet } from '../fixtures/profile.fixtures';
 import { runJobCycle } from '../../server/platform/jobs/run-log';
-import { CONSUMER_GROUPS, dlqTopic, TOPICS, withPrefix } from '../../server/platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../../server/contracts/consumer-groups';
+import { dlqTopic, TOPICS, withPrefix } from '../../server/platform/kafka/topics';
 import { writeOutbox } from '../../server/platform/outbox/write';
 import { createTestContext, type TestContext } from '../harness/harness';
 import { readTopics } from '../harness/kafka';

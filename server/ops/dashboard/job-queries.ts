@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../platform/db';
-import { JOB_NAMES, type JobName } from '../../platform/jobs/types';
+import { registeredJobNames } from '../../platform/registry';
 import { num, toDate, ts } from './sql';
 
 /** Ops read side: job runs and controls (the job runner's ops.job_runs / ops.job_controls), catalog retention runs. */
@@ -29,7 +29,7 @@ export interface JobRunRow {
 export function itemsOf(job: string, summary: Record<string, unknown> | null | undefined): number | null {
   if (!summary) return null;
   const n = (k: string) => (typeof summary[k] === 'number' ? (summary[k] as number) : 0);
-  switch (job as JobName) {
+  switch (job) {
     case 'booking-expiration': return n('ReserveExpiredCount') + n('BookingExpiredCount');
     case 'property-object-hold-expiration': return n('ReservedReleasedCount') + n('BookedReleasedCount');
     case 'project-aggregates-recalc': return n('ProjectsRecalculated');
@@ -68,7 +68,7 @@ function toRun(r: Record<string, unknown>): JobRunRow {
  * (ix_job_runs_job_started read backwards, LIMIT 1) instead of a pass over the whole history: the tab and
  * the overview cost the same at 30 days of runs as at one.
  */
-export async function lastJobRuns(db: DbOrTx, jobs: readonly string[] = JOB_NAMES): Promise<Map<string, { last: JobRunRow; lastSucceededAt: Date | null }>> {
+export async function lastJobRuns(db: DbOrTx, jobs: readonly string[] = registeredJobNames()): Promise<Map<string, { last: JobRunRow; lastSucceededAt: Date | null }>> {
   const rows = await db.execute<Record<string, unknown>>(sql`
     SELECT r.id, r.job, r.run_id, r.trigger, r.instance, r.started_at, r.finished_at, r.status, r.summary, r.error,
            (SELECT s.started_at FROM ops.job_runs s WHERE s.job = j.name AND s.status = 'succeeded'
@@ -81,7 +81,7 @@ export async function lastJobRuns(db: DbOrTx, jobs: readonly string[] = JOB_NAME
 }
 
 /** When this installation recorded its first job run: the oldest run of any job, one index probe per job. */
-export async function firstJobRunAt(db: DbOrTx, jobs: readonly string[] = JOB_NAMES): Promise<Date | null> {
+export async function firstJobRunAt(db: DbOrTx, jobs: readonly string[] = registeredJobNames()): Promise<Date | null> {
   const [row] = await db.execute<Record<string, unknown>>(sql`
     SELECT min(f.started_at) AS first_at
     FROM unnest(${`{${jobs.join(',')}}`}::text[]) AS j(name)

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { DAY_MS, insertObjectCard, insertProjectCard } from '../../../test/fixtures/catalog.fixtures';
 import { createKafka } from '../../platform/kafka/client';
 import { JobScheduler } from '../../platform/jobs/scheduler';
-import { JOB_NAMES, type JobDefinition } from '../../platform/jobs/types';
+import { JOB_NAMES } from '../../main/jobs';
+import type { JobDefinition } from '../../platform/jobs/types';
 import { createTestContext, type TestContext } from '../../../test/harness/harness';
 import { nextFireTime } from './jobs';
 import { closeOpsKafka } from './kafka-admin';

@@ -1,8 +1,8 @@
 import cron from 'node-cron';
 import type { Env } from '../../platform/env';
-import { JOB_NAMES, type JobName } from '../../platform/jobs/types';
+import type { JobName } from '../../platform/jobs/types';
 import type { DbOrTx } from '../../platform/db';
-import { registeredJobs } from '../../platform/registry';
+import { registeredJobNames, registeredJobs } from '../../platform/registry';
 import { jobControls, lastJobRuns, type JobControlRow, type JobRunRow } from './job-queries';
 
 /**
@@ -30,7 +30,7 @@ export function nextFireTime(expr: string, timezone: string): Date | null {
 
 export function jobSchedules(env: Env): JobSchedule[] {
   const jobs = registeredJobs();
-  return JOB_NAMES.map((name) => {
+  return registeredJobNames().map((name) => {
     const { cron: expr, timezone } = jobs[name].schedule(env);
     return { name, cron: expr, timezone, nextRunAt: nextFireTime(expr, timezone) };
   });

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../platform/db';
-import { OUTBOX_NAMES, type OutboxName } from '../../platform/outbox/write';
+import type { OutboxName } from '../../platform/outbox/write';
+import { registeredOutboxes } from '../../platform/registry';
 import { withPrefix } from '../../platform/kafka/topics';
 import { num, toDate, ts } from './sql';
 
@@ -26,7 +27,7 @@ export interface OutboxStats {
 
 export async function getOutboxStats(db: DbOrTx, input: { now: Date }): Promise<OutboxStats[]> {
   const out: OutboxStats[] = [];
-  for (const o of OUTBOX_NAMES) {
+  for (const o of registeredOutboxes()) {
     const [p] = await db.execute<{ pending: number; oldest: string | null; failing: number }>(sql`
       SELECT count(*)::int AS pending, min(created_at) AS oldest,
              count(*) FILTER (WHERE attempts > 0 OR last_error IS NOT NULL)::int AS failing
@@ -89,7 +90,7 @@ export async function listFailingOutboxRows(db: DbOrTx, input: { outbox: OutboxN
  */
 export async function estimateConsumerTimeLag(
   db: DbOrTx,
-  input: { now: Date; group: string; inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications' | 'rewards'; topics: string[] },
+  input: { now: Date; group: string; inbox: string; topics: string[] },
 ): Promise<number | null> {
   const byOutbox = new Map<OutboxName, string[]>();
   for (const t of input.topics) {
@@ -102,7 +103,7 @@ export async function estimateConsumerTimeLag(
       SELECT min(o.published_at) AS oldest FROM ${outboxTable(o)} o
       WHERE o.published_at IS NOT NULL AND o.published_at <= ${ts(input.now)}
         AND o.topic IN (${sql.join(topics.map((t) => sql`${t}`), sql`, `)})
-        AND NOT EXISTS (SELECT 1 FROM ${sql.raw(`${input.inbox}.inbox`)} i WHERE i.consumer = ${input.group} AND i.message_id = o.message_id)`);
+        AND NOT EXISTS (SELECT 1 FROM ${sql.identifier(input.inbox)}.inbox i WHERE i.consumer = ${input.group} AND i.message_id = o.message_id)`);
     const d = toDate(r.oldest);
     if (d && (!oldest || d < oldest)) oldest = d;
   }

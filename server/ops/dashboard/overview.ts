@@ -1,8 +1,8 @@
 import { getDelistedBacklog, type DelistedBacklog } from '../../catalog/queries';
 import type { Database } from '../../platform/db';
 import type { Env } from '../../platform/env';
-import { JOB_NAMES } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
+import { registeredJobNames } from '../../platform/registry';
 import { runReconciliation } from '../reconciliation';
 import { evaluateAlerts, THRESHOLDS, type Alert } from './alerts';
 import { getDlqSizes, type DlqGroupSize } from './dlq';
@@ -121,7 +121,7 @@ export async function getOverview(
     deps.logger?.warn({ err: { message: kafkaError } }, 'ops overview: Kafka admin unavailable');
   }
 
-  const jobs: JobStatus[] = JOB_NAMES.map((name) => ({
+  const jobs: JobStatus[] = registeredJobNames().map((name) => ({
     name,
     paused: controls.get(name)?.paused ?? false,
     lastRun: runs.get(name)?.last ?? null,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { storableDate } from '../../platform/date-input';
 import { tenantScope } from '../../auth/actor';
-import { JOB_NAMES } from '../../platform/jobs/types';
+import { jobNameInput } from '../../platform/registry';
 import { readDatabaseOf } from '../../trpc/context';
 import { roleProcedure, router } from '../../trpc/init';
 import { CRM_BOOKING_CHOICES, releaseHoldChecked } from '../booking-repairs';
@@ -55,7 +55,7 @@ export const opsDashboardRouter = router({
 
   jobRuns: readProcedure
     .input(z.object({
-      job: z.enum(JOB_NAMES),
+      job: jobNameInput,
       statuses: z.array(z.enum(JOB_RUN_STATUSES)).max(4).optional(),
       from: storableDate().optional(),
       to: storableDate().optional(),
@@ -82,16 +82,16 @@ export const opsDashboardRouter = router({
       ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId }))),
 
   runJobNow: actProcedure
-    .input(z.object({ job: z.enum(JOB_NAMES), reason: optionalReason }))
+    .input(z.object({ job: jobNameInput, reason: optionalReason }))
     .mutation(({ ctx, input }) =>
       runJobNow({ database: ctx.database, env: ctx.env, logger: ctx.logger }, { job: input.job, actor: ctx.actor, reason: input.reason, correlationId: ctx.correlationId })),
 
   pauseJob: actProcedure
-    .input(z.object({ job: z.enum(JOB_NAMES), reason }))
+    .input(z.object({ job: jobNameInput, reason }))
     .mutation(({ ctx, input }) => ctx.database.db.transaction((tx) => setJobPaused(tx, { ...input, paused: true, actor: ctx.actor }))),
 
   resumeJob: actProcedure
-    .input(z.object({ job: z.enum(JOB_NAMES), reason: optionalReason }))
+    .input(z.object({ job: jobNameInput, reason: optionalReason }))
     .mutation(({ ctx, input }) => ctx.database.db.transaction((tx) => setJobPaused(tx, { ...input, paused: false, actor: ctx.actor }))),
 
   requeueDlq: actProcedure

@@ -9,7 +9,7 @@ import { readTrends } from './metric-samples';
 import { SERIES, type ConsumerGroupStatus } from './overview';
 import { holdReleaseHistogram, listHoldReleases, listStuckHolds } from './hold-queries';
 import { listRetentionRuns, retentionLockContention } from './job-queries';
-import { OUTBOX_NAMES } from '../../platform/outbox/write';
+import { registeredOutboxes } from '../../platform/registry';
 import { estimateConsumerTimeLag, getOutboxStats, listFailingOutboxRows } from './messaging-queries';
 import { type TenantScope } from './sql';
 
@@ -52,7 +52,7 @@ export async function messagingView({ database, env }: ViewDeps, input: { scope:
   const now = new Date();
   const { db } = database;
   const outboxes = await getOutboxStats(db, { now });
-  const failing = (await Promise.all(OUTBOX_NAMES.map((outbox) => listFailingOutboxRows(db, { outbox, limit: 50, scope: input.scope })))).flat();
+  const failing = (await Promise.all(registeredOutboxes().map((outbox) => listFailingOutboxRows(db, { outbox, limit: 50, scope: input.scope })))).flat();
   let consumers: ConsumerGroupStatus[] | null = null;
   let kafkaError: string | null = null;
   let dlq = null;

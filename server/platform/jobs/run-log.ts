@@ -4,14 +4,14 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import { jobControls, jobRuns } from './schema';
 import type { Db, DbOrTx } from '../db';
 import type { JobContext, JobDefinition, JobSummary, JobTrigger } from './types';
-import { JOB_NAMES, SKIPPED_LOCKED } from './types';
-import { counter, gauge, histogram } from '../metrics';
+import { SKIPPED_LOCKED } from './types';
+import { counter, gauge, histogram, registeredLabel } from '../metrics';
 import { markSpanFailed, withSpan } from '../tracing';
 
 const instance = `${os.hostname()}:${process.pid}`;
 
 const jobRunsTotal = counter('pin_job_runs_total', 'Job cycles by job and final status', ['job', 'status'], {
-  job: JOB_NAMES,
+  job: registeredLabel('job'),
   status: ['succeeded', 'skipped', 'failed'],
 });
 const lastSuccess = gauge('pin_job_last_success_timestamp_seconds', 'Unix time of the last successful cycle by job (alert: delisted-retention not run > 26 h)', ['job']);

@@ -3,12 +3,12 @@ import type { Kafka } from 'kafkajs';
 import type { Database } from '../db';
 import type { Env } from '../env';
 import type { Logger } from '../logger';
-import { counter } from '../metrics';
+import { counter, registeredLabel } from '../metrics';
 import { isJobPaused, runJobCycle, type JobRunResult } from './run-log';
-import { JOB_NAMES, type JobDefinition, type JobTrigger } from './types';
+import { type JobDefinition, type JobTrigger } from './types';
 
 const ticksSkipped = counter('pin_job_ticks_skipped_total', 'Scheduler ticks skipped because the previous cycle was still running, or the job is paused', ['job', 'reason'], {
-  job: JOB_NAMES,
+  job: registeredLabel('job'),
   reason: ['overlap', 'paused', 'stopping'],
 });
 

@@ -4,19 +4,17 @@ import { anyEnvelopeSchema, contracts, type AnyEnvelope, type Topic } from '../.
 import type { Database, Tx } from '../db';
 import type { Env } from '../env';
 import type { Logger } from '../logger';
-import { counter, gauge } from '../metrics';
+import { counter, gauge, registeredLabel } from '../metrics';
 import { createIdempotentProducer, toHeaders } from './client';
-import { CONSUMER_GROUPS, dlqTopic, REQUEUE_FOR_HEADER, withPrefix } from './topics';
-
-const CONSUMER_GROUP_IDS = Object.values(CONSUMER_GROUPS);
+import { dlqTopic, REQUEUE_FOR_HEADER, withPrefix } from './topics';
 import { contextFromHeaders, markSpanFailed, SpanKind, withSpan } from '../tracing';
 
 const messagesTotal = counter('pin_consumer_messages_total', 'Consumed messages by consumer and outcome', ['consumer', 'result'], {
-  consumer: CONSUMER_GROUP_IDS,
+  consumer: registeredLabel('consumer'),
   result: ['applied', 'no-op', 'duplicate', 'rejected', 'dlq'],
 });
 const processingDelay = gauge('pin_consumer_processing_delay_seconds', 'Age of the last message when the consumer applied it (broker timestamp to commit)', ['consumer']);
-const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer'], { consumer: CONSUMER_GROUP_IDS });
+const retriesTotal = counter('pin_consumer_transient_errors_total', 'Transient failures retried by consumer', ['consumer'], { consumer: registeredLabel('consumer') });
 
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /**
@@ -52,7 +50,8 @@ export class RejectMessage extends Error {
 export interface ConsumerDefinition {
   /** consumer group id (prefixed by KAFKA_TOPIC_PREFIX) and inbox `consumer` value */
   name: string;
-  inbox: 'chessboard' | 'catalog' | 'crm' | 'messenger' | 'notifications' | 'rewards';
+  /** the schema of the consumer's inbox table (`<inbox>.inbox`): its own context's */
+  inbox: string;
   topics: Topic[];
   handle(tx: Tx, message: ConsumedMessage, ctx: { logger: Logger; env: Env }): Promise<HandlerOutcome>;
 }

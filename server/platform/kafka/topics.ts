@@ -1,21 +1,10 @@
 import type { Admin } from 'kafkajs';
+import { CONSUMER_GROUPS } from '../../contracts/consumer-groups';
 import { TOPICS } from '../../contracts/topics';
 
 // the topic names belong to the contracts (contracts import nothing but zod and each other; platform
 // may import contracts): re-exported here for the Kafka plumbing's callers
 export { TOPICS, type TopicKey, type TopicName } from '../../contracts/topics';
-
-/** Consumer group ids; each group also owns a dead-letter topic (`dlqTopic`). */
-export const CONSUMER_GROUPS = {
-  crmPropertyObjectStatus: 'chessboard.crm-property-object-status',
-  catalogCardProjection: 'catalog.card-projection',
-  crmPropertyObjectProjection: 'crm.property-object-projection',
-  messengerDealChat: 'messenger.deal-chat',
-  notificationsBookingEvents: 'notifications.booking-events',
-  rewardsBookingEvents: 'rewards.booking-events',
-} as const;
-
-export type ConsumerGroupId = (typeof CONSUMER_GROUPS)[keyof typeof CONSUMER_GROUPS];
 
 /** Dead-letter topic of a consumer group (unprefixed; combine with `withPrefix`). */
 /**

@@ -2,14 +2,14 @@ import type { Producer } from 'kafkajs';
 import { createIdempotentProducer } from '../kafka/client';
 import type { JobContext, JobDefinition, JobSummary } from '../jobs/types';
 import { OutboxRelay } from './relay';
-import { OUTBOX_NAMES, type OutboxName } from './write';
+import type { OutboxName } from './write';
 
 /**
- * Job `outbox-relay`: one cycle drains crm.outbox and chessboard.outbox. The worker also runs a cycle
+ * Job `outbox-relay`: one cycle drains every outbox the composition root lists. The worker also runs a cycle
  * on every NOTIFY from a writing transaction; the cron tick catches a lost notification.
  * The producer and the relays' lock connections live across cycles (closed by `close`).
  */
-export function createOutboxRelayJob(): JobDefinition & { relays(): OutboxRelay[] } {
+export function createOutboxRelayJob(outboxes: readonly OutboxName[]): JobDefinition & { relays(): OutboxRelay[] } {
   let producer: Producer | undefined;
   let connected: Promise<void> | undefined;
   const relays = new Map<OutboxName, OutboxRelay>();
@@ -31,7 +31,7 @@ export function createOutboxRelayJob(): JobDefinition & { relays(): OutboxRelay[
         throw e;
       }
       const summary: JobSummary = { Published: 0, Failed: 0, Batches: 0, Pruned: 0, Outboxes: {} as Record<string, unknown> };
-      for (const name of OUTBOX_NAMES) {
+      for (const name of outboxes) {
         let relay = relays.get(name);
         if (!relay) {
           relay = new OutboxRelay(name, { database: ctx.database, env: ctx.env, logger: ctx.logger, producer: producer! });

@@ -6,6 +6,9 @@ import { createKafka } from '../kafka/client';
 import { TOPICS, withPrefix } from '../kafka/topics';
 import { runJobCycle } from '../jobs/run-log';
 import { createOutboxRelayJob } from './outbox-relay.job';
+
+/** the outboxes of this system (the composition root's list, server/main/outboxes.ts) */
+const OUTBOXES = ['crm', 'chessboard'];
 import { writeOutbox } from './write';
 
 let t: TestContext;
@@ -33,7 +36,7 @@ describe('outbox relay', () => {
         });
       }
     }
-    const job = createOutboxRelayJob();
+    const job = createOutboxRelayJob(OUTBOXES);
     const kafka = createKafka(t.env, t.logger);
     const res = await runJobCycle(job, { database: t.database, env: t.env, logger: t.logger, kafka, signal: new AbortController().signal }, 'cli');
     await job.close!();
@@ -58,7 +61,7 @@ describe('outbox relay', () => {
   it('keeps rows, counts attempts and records last_error when the broker is unreachable', async () => {
     const key = randomUUID();
     await t.database.db.transaction((tx) => writeOutbox(tx, 'crm', { topic: TOPICS.bookingCreated, aggregateType: 'Booking', aggregateId: key, tenantId, correlationId: randomUUID(), payload: created(key, 1) }));
-    const job = createOutboxRelayJob();
+    const job = createOutboxRelayJob(OUTBOXES);
     const deadEnv = { ...t.env, KAFKA_BROKERS: '127.0.0.1:1' };
     const kafka = createKafka(deadEnv);
     const res = await runJobCycle(job, { database: t.database, env: deadEnv, logger: t.logger, kafka, signal: new AbortController().signal }, 'cli');
@@ -72,7 +75,7 @@ describe('outbox relay', () => {
     expect(run.error).toMatch(/./);
     // the backlog is still there for the next cycle with a reachable broker
     await t.database.sql`UPDATE crm.outbox SET next_attempt_at = NULL WHERE key = ${key}`;
-    const job2 = createOutboxRelayJob();
+    const job2 = createOutboxRelayJob(OUTBOXES);
     const ok = await runJobCycle(job2, { database: t.database, env: t.env, logger: t.logger, kafka: createKafka(t.env), signal: new AbortController().signal }, 'cli');
     await job2.close!();
     expect(ok.status).toBe('succeeded');
@@ -96,7 +99,7 @@ describe('outbox relay', () => {
         };
       },
     });
-    const job = createOutboxRelayJob();
+    const job = createOutboxRelayJob(OUTBOXES);
     const res = await runJobCycle(job, { database: { ...t.database, sql }, env: t.env, logger: t.logger, kafka: createKafka(t.env), signal: new AbortController().signal }, 'cli');
     await job.close!();
     expect((res.summary.Outboxes as Record<string, { published: number }>).crm.published).toBe(3);
@@ -107,8 +110,8 @@ describe('outbox relay', () => {
   });
 
   it('only one relay instance per outbox publishes (advisory lock); the standby is skipped', async () => {
-    const first = createOutboxRelayJob();
-    const second = createOutboxRelayJob();
+    const first = createOutboxRelayJob(OUTBOXES);
+    const second = createOutboxRelayJob(OUTBOXES);
     const kafka = createKafka(t.env);
     const deps = { database: t.database, env: t.env, logger: t.logger, kafka, signal: new AbortController().signal };
     await runJobCycle(first, deps, 'cli'); // takes and keeps the locks

@@ -3,27 +3,29 @@ import type postgres from 'postgres';
 import { connectPostgres, type Database } from '../db';
 import type { Env } from '../env';
 import type { Logger } from '../logger';
-import { counter, gauge } from '../metrics';
+import { counter, gauge, registeredLabel } from '../metrics';
 import { toHeaders } from '../kafka/client';
 import { withPrefix } from '../kafka/topics';
 import { linkFromHeaders, SpanKind, withSpan } from '../tracing';
-import { OUTBOX_NAMES, type OutboxName } from './write';
+import type { OutboxName } from './write';
 
-const published = counter('pin_outbox_published_total', 'Outbox rows acknowledged by the broker', ['outbox'], { outbox: OUTBOX_NAMES });
-const publishErrors = counter('pin_outbox_publish_errors_total', 'Failed publish attempts of outbox batches', ['outbox'], { outbox: OUTBOX_NAMES });
-const pruned = counter('pin_outbox_pruned_total', 'Published outbox rows deleted after the retention period', ['outbox'], { outbox: OUTBOX_NAMES });
+const published = counter('pin_outbox_published_total', 'Outbox rows acknowledged by the broker', ['outbox'], { outbox: registeredLabel('outbox') });
+const publishErrors = counter('pin_outbox_publish_errors_total', 'Failed publish attempts of outbox batches', ['outbox'], { outbox: registeredLabel('outbox') });
+const pruned = counter('pin_outbox_pruned_total', 'Published outbox rows deleted after the retention period', ['outbox'], { outbox: registeredLabel('outbox') });
 
 let metricsDb: Database | undefined;
-/** Backlog gauges are computed at scrape time from the database the process uses. */
-export function bindOutboxMetrics(database: Database): void {
+let metricsOutboxes: readonly OutboxName[] = [];
+/** Backlog gauges are computed at scrape time from the database the process uses, for the outboxes the composition root lists. */
+export function bindOutboxMetrics(database: Database, outboxes: readonly OutboxName[]): void {
   metricsDb = database;
+  metricsOutboxes = outboxes;
 }
 // a scrape must not fail (and lose every other metric) while the database is unreachable: on an
 // error the gauges keep their last values
 gauge('pin_outbox_backlog', 'Unpublished outbox rows', ['outbox'], async function () {
   if (!metricsDb) return;
   try {
-    for (const o of ['crm', 'chessboard'] as const) {
+    for (const o of metricsOutboxes) {
       const [r] = await metricsDb.sql.unsafe(`SELECT count(*)::int AS n FROM ${o}.outbox WHERE published_at IS NULL`);
       this.set({ outbox: o }, r.n);
     }
@@ -34,7 +36,7 @@ gauge('pin_outbox_backlog', 'Unpublished outbox rows', ['outbox'], async functio
 gauge('pin_outbox_oldest_pending_age_seconds', 'Age of the oldest unpublished outbox row', ['outbox'], async function () {
   if (!metricsDb) return;
   try {
-    for (const o of ['crm', 'chessboard'] as const) {
+    for (const o of metricsOutboxes) {
       const [r] = await metricsDb.sql.unsafe(
         `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age FROM ${o}.outbox WHERE published_at IS NULL`,
       );

@@ -8,19 +8,31 @@ import { preparedWrite, type Tx } from '../db';
 import { traceHeaders } from '../tracing';
 import { outboxTable } from './table';
 
-/** The schemas that have an outbox (`<name>.outbox`, built by outboxTable in the context's schema.ts). */
-export const OUTBOX_NAMES = ['crm', 'chessboard'] as const;
-export type OutboxName = (typeof OUTBOX_NAMES)[number];
+/**
+ * The name of a context's outbox: its schema (`<name>.outbox`, built by outboxTable in the context's
+ * schema.ts). The composition root lists the outboxes (server/main/outboxes.ts).
+ */
+export type OutboxName = string;
 /**
  * A handle on each `<name>.outbox` for the inserts: every outbox is outboxTable's shape, so platform
  * addresses one by its schema name (as the relay's SQL does) instead of importing the context's schema.
  */
-const OUTBOXES = Object.fromEntries(OUTBOX_NAMES.map((name) => [name, outboxTable(pgSchema(name))])) as Record<OutboxName, ReturnType<typeof outboxTable>>;
+const outboxOf = (name: OutboxName) => {
+  let outbox = OUTBOXES.get(name);
+  if (!outbox) OUTBOXES.set(name, (outbox = outboxTable(pgSchema(name))));
+  return outbox;
+};
+const OUTBOXES = new Map<OutboxName, ReturnType<typeof outboxTable>>();
 /** One event's row of an outbox, built once and run prepared (db.ts preparedWrite); the other columns keep their defaults. */
-const outboxInsert = (name: OutboxName) => preparedWrite(`outbox_insert_${name}`, OUTBOXES[name],
+const outboxInsert = (name: OutboxName) => preparedWrite(`outbox_insert_${name}`, outboxOf(name),
   ['messageId', 'topic', 'key', 'aggregateType', 'aggregateId', 'payload', 'headers'],
-  (db, values) => db.insert(OUTBOXES[name]).values(values));
-const OUTBOX_INSERTS = Object.fromEntries(OUTBOX_NAMES.map((name) => [name, outboxInsert(name)])) as Record<OutboxName, ReturnType<typeof outboxInsert>>;
+  (db, values) => db.insert(outboxOf(name)).values(values));
+const OUTBOX_INSERTS = new Map<OutboxName, ReturnType<typeof outboxInsert>>();
+const insertInto = (name: OutboxName) => {
+  let insert = OUTBOX_INSERTS.get(name);
+  if (!insert) OUTBOX_INSERTS.set(name, (insert = outboxInsert(name)));
+  return insert;
+};
 export const outboxChannel = (name: OutboxName) => `pin_outbox_${name}`;
 
 export interface OutboxEvent<T extends Topic> {
@@ -121,7 +133,7 @@ export async function writeOutbox<T extends Topic>(tx: Tx, outbox: OutboxName, e
   // transaction's connection): one round trip, one socket write, instead of two
   await Promise.all([
     // both prepared (named): see platform/db.ts — unprepared, each took two round trips and the two were not pipelined
-    OUTBOX_INSERTS[outbox](tx, row).then(() => undefined),
+    insertInto(outbox)(tx, row).then(() => undefined),
     notifyOutbox(tx, outbox, [event]).then(() => undefined),
   ]);
   return row.messageId;
@@ -164,7 +176,7 @@ export async function writeOutboxMany<T extends Topic>(tx: Tx, outbox: OutboxNam
   if (events.length === 0) return [];
   const { rows: json } = outboxBatch(outbox, events);
   const inserted = tx.execute(sql`
-    INSERT INTO ${OUTBOXES[outbox]} (message_id, topic, key, aggregate_type, aggregate_id, payload, headers)
+    INSERT INTO ${outboxOf(outbox)} (message_id, topic, key, aggregate_type, aggregate_id, payload, headers)
     SELECT r.message_id, r.topic, r.key, r.aggregate_type, r.aggregate_id, r.payload, r.headers
     FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(json)}::jsonb)
       AS (message_id uuid, topic text, key text, aggregate_type text, aggregate_id uuid, payload jsonb, headers jsonb)) WITH ORDINALITY

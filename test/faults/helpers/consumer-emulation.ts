@@ -3,7 +3,8 @@ import { handleCrmPropertyObjectStatus } from '../../../server/chessboard/crm-pr
 import { contracts, type Topic } from '../../../server/contracts';
 import type { Database } from '../../../server/platform/db';
 import { RejectMessage } from '../../../server/platform/kafka/consumer-runner';
-import { CONSUMER_GROUPS, TOPICS } from '../../../server/platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../../../server/contracts/consumer-groups';
+import { TOPICS } from '../../../server/platform/kafka/topics';
 import type { Logger } from '../../../server/platform/logger';
 
 /**

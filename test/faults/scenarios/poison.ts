@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { contracts, eventTypes } from '../../../server/contracts';
-import { CONSUMER_GROUPS, dlqTopic, TOPICS, withPrefix } from '../../../server/platform/kafka/topics';
+import { CONSUMER_GROUPS } from '../../../server/contracts/consumer-groups';
+import { dlqTopic, TOPICS, withPrefix } from '../../../server/platform/kafka/topics';
 import type { TestContext } from '../../harness/harness';
 import { figure, secondsSince } from '../helpers/figures';
 import { plainKafka, readEverything } from '../helpers/kafka-read';

@@ -4,7 +4,7 @@ import { expect, inject } from 'vitest';
 import { insertUser, TEST_PASSWORD } from '../../fixtures/auth.fixtures';
 import { consumers } from '../../../server/main/consumers';
 import { createDatabase } from '../../../server/platform/db';
-import { OUTBOX_NAMES } from '../../../server/platform/outbox/write';
+import { OUTBOX_NAMES } from '../../../server/main/outboxes';
 import { runMigrations } from '../../../server/platform/migrate';
 import { createTopics, DATA_DIR, ensureDatabase, withDatabase } from '../../../scripts/infra';
 import { startReplicatedPostgres } from '../../../scripts/infra/postgres-replicated';

@@ -28,21 +28,22 @@ export const uuidArray = (ids: readonly string[]): SQL => sql`${`{${ids.join(','
  */
 
 /**
- * A fixed-shape drizzle query, its values left as `sql.placeholder(name)`s, run as the named prepared
- * statement `name` on the db or transaction of each call, with drizzle's public `.prepare(name)`: a
- * prepared query is bound to the connection of the db it was built on, so it is built for each db or
- * transaction it runs on, and kept for that one (the pool's, once per process; a transaction's, for
- * its later calls). For reads whose shape never changes (a lookup by key, a row lock).
+ * A fixed-shape drizzle query built ONCE per process, its values left as `sql.placeholder(name)`s, and
+ * run as the named prepared statement `name` on the db or transaction of each call. Building a query
+ * (drizzle's SQL chunks, column lists, the row mapping) costs tens of microseconds a statement, the
+ * largest share of drizzle's CPU per command when it was done per transaction (docs/decisions/0016).
+ * drizzle binds a prepared query to the session it was built on; `.on(db)` runs the built one on the
+ * caller's connection instead (patches/drizzle-orm+0.45.4.patch, drizzle-team/drizzle-orm#2826). For
+ * reads whose shape never changes (a lookup by key, a row lock).
  */
-export function preparedQuery<P extends { execute(values?: Record<string, unknown>): Promise<unknown> }>(
+export function preparedQuery<P extends { execute(values?: Record<string, unknown>): Promise<unknown>; on(db: DbOrTx): P }>(
   name: string,
   build: (db: DbOrTx) => { prepare(name: string): P },
 ): (db: DbOrTx, values: Record<string, unknown>) => ReturnType<P['execute']> {
-  const byDb = new WeakMap<DbOrTx, P>();
+  let built: P | undefined;
   return (db, values) => {
-    let built = byDb.get(db);
-    if (!built) byDb.set(db, (built = build(db).prepare(name)));
-    return built.execute(values) as ReturnType<P['execute']>;
+    built ??= build(db).prepare(name);
+    return built.on(db).execute(values) as ReturnType<P['execute']>;
   };
 }
 
@@ -64,7 +65,7 @@ export function preparedQuery<P extends { execute(values?: Record<string, unknow
 export function preparedWrite<
   T extends Table,
   K extends keyof T['$inferInsert'] & string,
-  P extends { execute(values?: Record<string, unknown>): Promise<unknown> },
+  P extends { execute(values?: Record<string, unknown>): Promise<unknown>; on(db: DbOrTx): P },
 >(
   name: string,
   table: T,

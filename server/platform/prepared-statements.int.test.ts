@@ -7,7 +7,7 @@ import { preparedQuery, preparedWrite } from './db';
 
 /**
  * The hot statements (platform/db.ts, docs/decisions/0016) run as named, server-side prepared statements
- * through drizzle's public `.prepare(name)`, on the connection of the db or transaction they are given:
+ * through drizzle's `.prepare(name)`, built once and run on the connection of the db or transaction they are given:
  * prepared once per connection and reused, where drizzle's own execute() sends an unnamed statement every
  * time (two round trips, no pipelining).
  */
@@ -50,8 +50,52 @@ describe('a query builder run with .prepare(name)', () => {
   });
 });
 
+/**
+ * patches/drizzle-orm+0.45.4.patch (drizzle-team/drizzle-orm#2826, #613): drizzle binds a prepared query
+ * to the session it was built on; the patch's `.on(db)` runs the built query on another db's or
+ * transaction's connection, so a statement is built once per process and not once per transaction.
+ */
+describe('drizzle patch: a prepared query built once, run in any transaction with .on(tx)', () => {
+  const rows = pgTable('prepared_on_rows', { id: uuid('id').primaryKey(), name: text('name').notNull(), at: timestamp('at', { withTimezone: true, precision: 3 }).notNull() });
+  beforeAll(async () => {
+    await t.database.db.execute(sql`CREATE TABLE prepared_on_rows (id uuid PRIMARY KEY, name text NOT NULL, at timestamptz(3) NOT NULL)`);
+  });
+
+  it('unpatched behaviour it fixes: a query prepared on the pool runs outside the caller\'s transaction', async () => {
+    const id = randomUUID();
+    const onPool = t.database.db.select().from(rows).where(eq(rows.id, sql.placeholder('id'))).prepare('test_on_pool');
+    await t.database.db.transaction(async (tx) => {
+      await tx.insert(rows).values({ id, name: 'uncommitted', at: new Date() });
+      expect(await onPool.execute({ id })).toEqual([]);
+      tx.rollback();
+    }).catch(() => {});
+  });
+
+  it('.on(tx) runs it in the transaction: its uncommitted rows, mapped as drizzle maps them, and its locks', async () => {
+    const id = randomUUID();
+    const at = new Date('2026-12-04T10:11:12.345Z');
+    const built = t.database.db.select().from(rows).where(eq(rows.id, sql.placeholder('id'))).for('update').prepare('test_on_tx');
+    await t.database.db.transaction(async (tx) => {
+      await tx.insert(rows).values({ id, name: 'in tx', at });
+      const viaOn = await built.on(tx).execute({ id });
+      // drizzle's own answer for the same statement prepared on this transaction
+      const own = await tx.select().from(rows).where(eq(rows.id, sql.placeholder('id'))).for('update').prepare('test_on_tx_own').execute({ id });
+      expect(viaOn).toEqual([{ id, name: 'in tx', at }]);
+      expect(viaOn).toEqual(own);
+    });
+    // the row lock is the transaction's: another transaction waits for it (NOWAIT fails at once)
+    await t.database.db.transaction(async (tx) => {
+      await built.on(tx).execute({ id });
+      const other = await t.database.sql.begin((o) => o`SELECT 1 FROM prepared_on_rows WHERE id = ${id} FOR UPDATE NOWAIT`).then(() => null, (e: { code?: string }) => e.code);
+      expect(other).toBe('55P03');
+    });
+    // and the built query itself stays on the pool's connection
+    expect(await built.execute({ id })).toEqual([{ id, name: 'in tx', at }]);
+  });
+});
+
 describe('preparedQuery', () => {
-  it('runs on the connection of each caller (its transaction\'s own rows), with each call\'s values; built once per db or transaction', async () => {
+  it('runs on the connection of each caller (its transaction\'s own rows), with each call\'s values; built once per process', async () => {
     let builds = 0;
     const byMarker = preparedQuery('test_prepared_query', (db) => {
       builds++;
@@ -66,13 +110,13 @@ describe('preparedQuery', () => {
     });
     expect(await run(1)).toEqual([{ v: 'tx-1', n: 1 }]);
     expect(await run(2)).toEqual([{ v: 'tx-2', n: 2 }]);
-    expect(builds).toBe(2);
+    expect(builds).toBe(1);
     // on the pool, outside any transaction: the transactions' local setting is not there ('' once a session has seen it)
     const [pooled] = await byMarker(t.database.db, { n: 3 });
     expect(pooled?.n).toBe(3);
     expect([null, '']).toContain(pooled?.v);
     await byMarker(t.database.db, { n: 4 });
-    expect(builds).toBe(3);
+    expect(builds).toBe(1);
   });
 });
 
@@ -114,7 +158,7 @@ describe('preparedWrite', () => {
       expect(await read(row.id)).toEqual({ ...row, version: 1 });
       expect({ ...(await read(plain[i]!.id)), id: row.id }).toEqual(await read(row.id));
     }
-    // one transaction: built once for both rows
+    // built once for both rows (and for any later transaction)
     expect(builds).toBe(1);
   });
 

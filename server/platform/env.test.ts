@@ -34,6 +34,8 @@ describe('env', () => {
     ['DELISTED_RETENTION_BATCH_SIZE', '10001'],
     ['KAFKA_BROKERS', 'not a broker'],
     ['WORKER_METRICS_PORT', '70000'],
+    // under 26 h a daily job's runs would be pruned before the alert that it has not run could see them
+    ['JOB_RUNS_RETENTION_MS', String(24 * 3600_000)],
   ])('rejects %s=%s with a line naming it', (name, value) => {
     try {
       parseEnv({ ...base, [name]: value });

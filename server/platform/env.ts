@@ -123,8 +123,9 @@ export const envSchema = z.object({
   OUTBOX_RELAY_BATCH_SIZE: positiveInt(500),
   OUTBOX_RETENTION_MS: durationMs(7 * 24 * 3600_000),
 
-  // ops.job_runs history
-  JOB_RUNS_RETENTION_MS: durationMs(30 * 24 * 3600_000),
+  // ops.job_runs history: at least two days, so that a daily job's last run is still there when the
+  // "has not run for > 26 h" alert asks (and a fresh installation is told from one whose history was pruned)
+  JOB_RUNS_RETENTION_MS: durationMs(30 * 24 * 3600_000).refine((ms) => ms >= 2 * 24 * 3600_000, 'at least 2 days (172800000)'),
 
   // OpenTelemetry traces (server/platform/tracing.ts): off by default; `otlp` sends OTLP/HTTP to
   // <endpoint>/v1/traces, `console` prints finished spans (debugging)

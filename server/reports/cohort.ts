@@ -57,8 +57,12 @@ export function cohortSql(scope: ReportScope, input: Pick<ReportInput, 'from' | 
              ELSE (SELECT min(tl.at) FROM crm.booking_timeline tl WHERE tl.booking_id = b.id AND tl.action = 'uploadContract')
            END AS confirmed_at
     FROM crm.bookings b
-    JOIN crm.deals d ON d.id = b.deal_id
-    LEFT JOIN crm.property_objects po ON po.id = b.property_object_id
+    -- Each booking's deal and object: one primary-key lookup (OFFSET 0 keeps the planner from turning
+    -- the subqueries into joins). Written as joins, a few thousand bookings (a month; a year's days the
+    -- rollup does not cover) get hash-joined with the whole of crm.deals and crm.property_objects, one
+    -- row per booking ever made: a read that grows with the history instead of with the period.
+    CROSS JOIN LATERAL (SELECT d.agent_id FROM crm.deals d WHERE d.id = b.deal_id OFFSET 0) d
+    LEFT JOIN LATERAL (SELECT po.project_id, po.floor, po.rooms FROM crm.property_objects po WHERE po.id = b.property_object_id OFFSET 0) po ON TRUE
     WHERE ${scopeSql(scope)}
       AND ${createdIn(ranges)}
       ${project}`;

@@ -35,6 +35,14 @@ describe('bench:report', () => {
     expect(rows[1].figure).toBe('p99 90 ms');
   });
 
+  it('shows every percentile a target names', () => {
+    const rows = reportRows([record('2026-12-04T18:00:00.000Z', 'eeeeeee', [
+      { case: 'reports', metric: 'reports.funnel, a year', unit: 'ms', stats: { n: 12, min: 90, median: 100, p95: 150, p99: 160, max: 160, mean: 105 }, budget: 'median and p95 ≤ 200 ms', pass: true },
+      { case: 'target-load', metric: 'read: grid', unit: 'ms', stats: { n: 12, min: 9, median: 10, p95: 40, p99: 60, max: 60, mean: 12 }, budget: 'p95 ≤ 200 ms', pass: true },
+    ])]);
+    expect(rows.map((r) => r.figure)).toEqual(['median 100 ms, p95 150 ms', 'p95 40 ms']);
+  });
+
   it('renders a markdown table with PASS/FAIL and a count of the targets met', () => {
     const failing = record('2026-12-05T00:00:00.000Z', 'ddddddd', [
       { case: 'booking-commands', metric: 'command latency (HTTP tRPC)', unit: 'ms', stats: stats(70, 140), budget: 'p99 ≤ 100 ms', pass: false },

@@ -43,7 +43,10 @@ export function figureOf(m: Metric): string {
   const budget = m.budget ?? '';
   const parts: string[] = [];
   if (m.stats && /p50|median/.test(budget)) parts.push(`median ${withUnit(m.stats.median, m.unit)}`);
-  if (m.stats && /p99/.test(budget)) parts.push(`p99 ${withUnit(m.stats.p99, m.unit)}`);
+  // a percentile of no sample is NaN, null in the JSON record (a read that never answered): no figure then
+  const known = (x: number | null | undefined): x is number => typeof x === 'number';
+  if (m.stats && /p95/.test(budget) && known(m.stats.p95)) parts.push(`p95 ${withUnit(m.stats.p95, m.unit)}`);
+  if (m.stats && /p99/.test(budget) && known(m.stats.p99)) parts.push(`p99 ${withUnit(m.stats.p99, m.unit)}`);
   if (!parts.length) {
     const main = m.stats?.median ?? m.value;
     if (main !== undefined) parts.push(withUnit(main, m.unit));

@@ -24,6 +24,7 @@ import { holdExpirationCase } from './cases/hold-expiration';
 import { liveFeedCase } from './cases/live-feed';
 import { memoryCase } from './cases/memory';
 import { outboxRelayCase } from './cases/outbox-relay';
+import { reportsCase } from './cases/reports';
 import { sagaCapacityCase, sagaOverloadCase, sagaSequentialCase } from './cases/saga-latency';
 import { targetLoadCase } from './cases/target-load';
 import type { BenchCase, BenchContext } from './lib/context';
@@ -46,7 +47,7 @@ function busyMark(attempts: CaseAttempt[]): Metric['busy'] {
 }
 
 const CASES: BenchCase[] = [
-  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaSequentialCase, sagaCapacityCase, sagaOverloadCase, chessboardGridCase, liveFeedCase, targetLoadCase,
+  holdExpirationCase, delistedRetentionCase, memoryCase, outboxRelayCase, consumerThroughputCase, bookingCommandsCase, sagaSequentialCase, sagaCapacityCase, sagaOverloadCase, chessboardGridCase, liveFeedCase, reportsCase, targetLoadCase,
 ];
 
 function usage(): string {

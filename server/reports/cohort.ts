@@ -35,11 +35,34 @@ function createdIn(ranges: CreatedRange[]): SQL {
 }
 
 /**
+ * Up to this many days of creation read from crm.bookings, the cohort reaches each booking's deal and
+ * object by one primary-key lookup; beyond, it leaves the joins to the planner. A few thousand bookings
+ * (a month; the days of a year that the rollup does not cover) are a small part of crm.deals and
+ * crm.property_objects, which hold a row for every booking ever made: as joins, the planner hash-joins
+ * them with both whole tables, a read that grows with the history instead of with the period (a tenant's
+ * year through the rollup: 2,466 raw bookings, cohort 273 → 45 ms). A longer span read whole (a project's
+ * year, a year the rollup does not hold yet, a rollup cycle over 120 days of every tenant) is a large
+ * part of those tables, and there the hash join is the cheaper plan (a project's year: 359 ms joined,
+ * 1,041 ms by key).
+ */
+export const LOOKUP_BY_KEY_MAX_DAYS = 31;
+
+const DAY_MS = 86_400_000;
+const spanDays = (ranges: CreatedRange[]) => ranges.reduce((ms, r) => ms + (r.to.getTime() - r.from.getTime()), 0) / DAY_MS;
+
+/**
  * The cohort's rows with their step flags and times: the one shape the funnel, the rollup and the plan
  * check read. `ranges` (default: the whole period) are the parts of the period read from crm.bookings.
  */
 export function cohortSql(scope: ReportScope, input: Pick<ReportInput, 'from' | 'to' | 'projectId'>, ranges: CreatedRange[] = [input]): SQL {
   const project = input.projectId ? sql`AND po.project_id = ${input.projectId}::uuid` : sql``;
+  // the same columns either way (an inner join to the deal, a left join to crm's object); OFFSET 0 keeps
+  // the planner from turning the subqueries back into joins
+  const lookups = spanDays(ranges) <= LOOKUP_BY_KEY_MAX_DAYS
+    ? sql`CROSS JOIN LATERAL (SELECT d.agent_id FROM crm.deals d WHERE d.id = b.deal_id OFFSET 0) d
+    LEFT JOIN LATERAL (SELECT po.project_id, po.floor, po.rooms FROM crm.property_objects po WHERE po.id = b.property_object_id OFFSET 0) po ON TRUE`
+    : sql`JOIN crm.deals d ON d.id = b.deal_id
+    LEFT JOIN crm.property_objects po ON po.id = b.property_object_id`;
   return sql`
     SELECT b.id, b.tenant_id, b.status, b.payment_status, b.created_at, b.booked_at, b.closed_at, b.closed_reason,
            d.agent_id, po.project_id,
@@ -57,8 +80,7 @@ export function cohortSql(scope: ReportScope, input: Pick<ReportInput, 'from' | 
              ELSE (SELECT min(tl.at) FROM crm.booking_timeline tl WHERE tl.booking_id = b.id AND tl.action = 'uploadContract')
            END AS confirmed_at
     FROM crm.bookings b
-    JOIN crm.deals d ON d.id = b.deal_id
-    LEFT JOIN crm.property_objects po ON po.id = b.property_object_id
+    ${lookups}
     WHERE ${scopeSql(scope)}
       AND ${createdIn(ranges)}
       ${project}`;
@@ -118,7 +140,6 @@ export function factsSql(perDay: boolean): SQL {
 export const ROLLUP_COLUMNS = sql`day, tenant_id, project_id, dim, key, bookings, confirmed, paid, sold, active, cancelled,
   reserve_expired, booking_expired, confirm_secs, pay_secs, sell_secs`;
 
-const DAY_MS = 86_400_000;
 /** 'YYYY-MM-DD' of a UTC midnight */
 export const dayString = (d: Date) => d.toISOString().slice(0, 10);
 export const dayStart = (day: string) => new Date(`${day}T00:00:00.000Z`);

@@ -45,7 +45,7 @@ export function ReconciliationPage() {
     <div className="ops-page">
       <div className="ops-head">
         <h2>{t('title')}</h2>
-        <Freshness asOf={d?.asOf} fetching={q.isFetching} />
+        <Freshness asOf={d?.asOf ?? undefined} fetching={q.isFetching} />
         <button type="button" className="btn btn-small" onClick={() => void q.refetch()}>{t('checkNow')}</button>
       </div>
       <p className="small muted">{d ? t('intro', { tolerance: duration(d.toleranceMs), settle: duration(d.settleMs) }) : null}</p>

@@ -154,12 +154,14 @@ export async function compareCrmWithChessboard(db: DbOrTx, input: Reconciliation
            po.id AS po_id, po.number, po.project_id, po.building_id, po.status AS po_status, coalesce(po.reserved_until, po.booked_until) AS po_timer,
            po.hold_deal_id, po.hold_booking_id, p.name AS project_name, t.name AS tenant_name,
            (b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)})) AS settled,
-           -- a divergence an operator chose is not an event in flight: it is judged at once
-           EXISTS (SELECT 1 FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION} AND a.target_id = b.id::text) AS chosen
+           chosen.target_id IS NOT NULL AS chosen
     FROM crm.bookings b
     LEFT JOIN chessboard.property_objects po ON po.id = b.property_object_id
     LEFT JOIN chessboard.projects p ON p.id = po.project_id
     LEFT JOIN auth.tenants t ON t.id = b.tenant_id
+    -- a divergence an operator chose is not an event in flight: it is judged at once (a join with the few
+    -- chosen ones, not a subquery per booking)
+    LEFT JOIN (SELECT DISTINCT a.target_id FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION}) chosen ON chosen.target_id = b.id::text
     WHERE b.status IN ${ACTIVE} AND ${onlyBookings}
       AND ${scopeOf('b.tenant_id')}`);
 

@@ -57,15 +57,32 @@ const findingDetails = z.object({
   timerDiffMs: z.number().nullable(),
 });
 
+// ids come from uuid columns: any uuid the owners stored is read back (z.guid), whatever its version bits
 const findingRow = z.object({
   kind: z.enum(MISMATCH_KINDS),
-  propertyObjectId: z.uuid(),
-  bookingId: z.uuid().nullable(),
-  tenantId: z.uuid(),
+  propertyObjectId: z.guid(),
+  bookingId: z.guid().nullable(),
+  tenantId: z.guid(),
   objectNumber: nullableText,
   cause: z.enum(CAUSES),
   repairs: z.array(z.enum(REPAIRS)),
   details: findingDetails,
+});
+
+/** The reconciliation page's answer (the ops router's output schema). */
+export const reconciliationPageOutput = z.object({
+  asOf: z.date().nullable(),
+  toleranceMs: z.number().int(),
+  settleMs: z.number().int(),
+  rows: z.array(z.object({
+    kind: z.enum(MISMATCH_KINDS), propertyObjectId: z.guid(), objectNumber: nullableText, projectId: nullableText, buildingId: nullableText,
+    projectName: nullableText, tenantId: z.guid(), tenantName: nullableText, objectStatus: nullableText, objectTimer: z.date().nullable(),
+    holdDealId: nullableText, holdBookingId: nullableText, bookingId: z.guid().nullable(), bookingStatus: nullableText, bookingDealId: nullableText,
+    bookingVersion: z.number().int().nullable(), bookingTimer: z.date().nullable(), timerDiffMs: z.number().nullable(),
+    cause: z.enum(CAUSES), repairs: z.array(z.enum(REPAIRS)),
+  })),
+  counts: z.record(z.enum(MISMATCH_KINDS), z.number().int()),
+  total: z.number().int(),
 });
 
 function toRow(f: typeof reconciliationFindings.$inferSelect): ReconciliationRow {

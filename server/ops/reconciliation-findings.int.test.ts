@@ -146,8 +146,10 @@ describe('incremental cycles and repairs', () => {
     const [pending] = await t.database.sql<{ pending_since: Date | null }[]>`SELECT pending_since FROM ops.reconciliation_findings WHERE subject_id = ${s.notHeld.id}`;
     expect(pending!.pending_since).not.toBeNull();
 
-    // a cycle within the settle window of the repair keeps it off the page
+    // a cycle within the settle window of the repair keeps it off the page, a full one too
     await cycle(new Date(Date.now() + MIN));
+    expect((await maintained()).map((r) => r.bookingId)).not.toContain(s.notHeld.id);
+    expect((await cycle(new Date(Date.now() + MIN), { full: true })).mode).toBe('full');
     expect((await maintained()).map((r) => r.bookingId)).not.toContain(s.notHeld.id);
     // the first cycle past it judges the pair again: still not held, the republished row not yet published
     const later = new Date(Date.now() + 3 * MIN);

@@ -239,29 +239,27 @@ export async function runReconciliationCycle(
     || input.now.getTime() - state.fullAt.getTime() >= RECONCILIATION_CYCLE.fullEveryMs;
   const base = { now: input.now, scope: null, consumerLag: input.consumerLag, toleranceMs: input.toleranceMs, settleMs };
 
+  // a finding a repair (or a settling change) made pending is not judged before the settle window has passed
+  const held = await tx.select({ bookingId: reconciliationFindings.bookingId, objectId: reconciliationFindings.propertyObjectId, kind: reconciliationFindings.kind, subjectId: reconciliationFindings.subjectId, pendingSince: reconciliationFindings.pendingSince })
+    .from(reconciliationFindings);
+  const pendingSince = new Map<string, Date>();
+  for (const h of held) if (h.pendingSince) pendingSince.set(h.subjectId, h.pendingSince);
   let subjects: Subjects | 'all' = 'all';
   let changedSince: Date | null = null;
   let comparison: Comparison;
   if (full) {
-    comparison = await compareCrmWithChessboard(tx, { ...base, subjects: 'all' });
+    comparison = await compareCrmWithChessboard(tx, { ...base, subjects: 'all', pendingSince });
   } else {
     changedSince = new Date(state.watermark!.getTime() - RECONCILIATION_CYCLE.overlapMs);
-    const [bookings, objects, held] = await Promise.all([
-      bookingsChangedSince(tx, changedSince),
-      propertyObjectsChangedSince(tx, changedSince),
-      tx.select({ bookingId: reconciliationFindings.bookingId, objectId: reconciliationFindings.propertyObjectId, kind: reconciliationFindings.kind, subjectId: reconciliationFindings.subjectId, pendingSince: reconciliationFindings.pendingSince })
-        .from(reconciliationFindings),
-    ]);
+    const [bookings, objects] = await Promise.all([bookingsChangedSince(tx, changedSince), propertyObjectsChangedSince(tx, changedSince)]);
     const s: Subjects = { bookingIds: new Set(), objectIds: new Set(objects) };
     for (const b of bookings) { s.bookingIds.add(b.id); s.objectIds.add(b.propertyObjectId); }
-    const pendingSince = new Map<string, Date>();
     for (const h of held) {
       if (h.kind !== 'hold_without_booking') s.bookingIds.add(h.subjectId);
       s.objectIds.add(h.objectId);
-      if (h.pendingSince) pendingSince.set(h.subjectId, h.pendingSince);
     }
     subjects = s;
-    comparison = await compareCrmWithChessboard(tx, { ...base, subjects: { bookingIds: [...s.bookingIds], objectIds: [...s.objectIds], pendingSince } });
+    comparison = await compareCrmWithChessboard(tx, { ...base, subjects: { bookingIds: [...s.bookingIds], objectIds: [...s.objectIds] }, pendingSince });
   }
   await applyComparison(tx, { now: input.now, by: input.runId, comparison, subjects });
   const watermark = state.watermark && state.watermark > settled ? state.watermark : settled;
@@ -300,7 +298,7 @@ export async function recheckAfterRepair(
   for (const id of [...bookingIds, ...objectIds, ...marked.flatMap((m) => [m.subjectId, m.objectId, ...(m.bookingId ? [m.bookingId] : [])])]) pendingSince.set(id, input.now);
   const subjects: Subjects = { bookingIds: new Set([...bookingIds, ...marked.flatMap((m) => (m.bookingId ? [m.bookingId] : []))]), objectIds: new Set([...objectIds, ...marked.map((m) => m.objectId)]) };
   const comparison = await compareCrmWithChessboard(tx, {
-    now: input.now, scope: null, consumerLag: null, subjects: { bookingIds: [...subjects.bookingIds], objectIds: [...subjects.objectIds], pendingSince },
+    now: input.now, scope: null, consumerLag: null, subjects: { bookingIds: [...subjects.bookingIds], objectIds: [...subjects.objectIds] }, pendingSince,
   });
   await applyComparison(tx, { now: input.now, by: input.correlationId ?? null, comparison, subjects });
 }

@@ -113,8 +113,6 @@ export type ComparisonSubjects = 'all' | {
   bookingIds: readonly string[];
   /** objects compared as holds, and every active booking of them */
   objectIds: readonly string[];
-  /** pending findings (a repair, or a change a cycle saw settling), by booking / object id: judged only once the settle window has passed that time */
-  pendingSince?: ReadonlyMap<string, Date>;
 };
 
 export interface Comparison {
@@ -134,7 +132,14 @@ export interface Comparison {
  * those of the given subjects (the reconciliation job's changed rows and open findings, a repair's booking and
  * object). Rows changed within the settle window are compared but not judged: they come back as unsettled.
  */
-export async function compareCrmWithChessboard(db: DbOrTx, input: ReconciliationInput & { subjects: ComparisonSubjects }): Promise<Comparison> {
+export async function compareCrmWithChessboard(
+  db: DbOrTx,
+  input: ReconciliationInput & {
+    subjects: ComparisonSubjects;
+    /** pending findings (a repair, or a change a cycle saw settling), by booking / object id: judged only once the settle window has passed that time */
+    pendingSince?: ReadonlyMap<string, Date>;
+  },
+): Promise<Comparison> {
   const toleranceMs = input.toleranceMs ?? RECONCILIATION_DEFAULTS.timerToleranceMs;
   const settleMs = input.settleMs ?? RECONCILIATION_DEFAULTS.settleMs;
   const settled = new Date(input.now.getTime() - settleMs);
@@ -142,7 +147,7 @@ export async function compareCrmWithChessboard(db: DbOrTx, input: Reconciliation
   const subjects = input.subjects;
   const out: Comparison = { rows: [], comparedBookings: new Set(), comparedObjects: new Set(), unsettledBookings: new Set(), unsettledObjects: new Set() };
   if (subjects !== 'all' && subjects.bookingIds.length === 0 && subjects.objectIds.length === 0) return out;
-  const pendingSince = subjects === 'all' ? undefined : subjects.pendingSince;
+  const pendingSince = input.pendingSince;
   const repairedJustNow = (...ids: (string | null)[]) => ids.some((id) => id !== null && (pendingSince?.get(id)?.getTime() ?? -Infinity) >= settled.getTime());
   const onlyBookings = subjects === 'all' ? sql`TRUE`
     : sql`(b.id = ANY(${uuidArray(subjects.bookingIds)}) OR b.property_object_id = ANY(${uuidArray(subjects.objectIds)}))`;

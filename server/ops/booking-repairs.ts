@@ -22,6 +22,9 @@ import { AppError } from '../platform/errors';
  *    too, with its events) or `keep_booking` (chessboard only — recorded as a deliberate divergence,
  *    audit `ops.release.divergence`, which reconciliation reports with its two repairs).
  *  - reholdBooking / cancelBookingInRepair: the two repairs of a divergence (object Free, crm booking active).
+ *
+ * Each also re-checks the reconciliation findings of its booking and object in the same transaction
+ * (recheckAfterRepair), so the page the operator repaired from does not keep listing what was just repaired.
  */
 
 export const REPAIR_ERRORS = {

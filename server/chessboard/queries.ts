@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { AnyColumn } from 'drizzle-orm';
 import { tenantScope, type Actor } from '../auth/actor';
 import type { DbOrTx } from '../platform/db';
@@ -232,4 +232,13 @@ export async function propertyObjectIdsMatching(
     ))
     .limit(OBJECT_ID_MATCH_LIMIT + 1);
   return { ids: rows.slice(0, OBJECT_ID_MATCH_LIMIT).map((r) => r.id), truncated: rows.length > OBJECT_ID_MATCH_LIMIT };
+}
+
+/**
+ * The ids of the property objects (every tenant) written at or after `since`: what the ops reconciliation
+ * compares again in its incremental cycle (ix_property_objects_updated_at: a range of the recent changes).
+ */
+export async function propertyObjectsChangedSince(db: DbOrTx, since: Date): Promise<string[]> {
+  const rows = await db.select({ id: propertyObjects.id }).from(propertyObjects).where(gte(propertyObjects.updatedAt, since));
+  return rows.map((r) => r.id);
 }

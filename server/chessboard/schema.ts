@@ -93,6 +93,10 @@ export const propertyObjects = chessboard.table(
     index('ix_property_objects_project_status').on(t.projectId, t.status),
     // the bookings list's "object number" search (propertyObjectIdsMatching): whole number, any case
     index('ix_property_objects_number').on(sql`lower(number)`),
+    // the reconciliation's incremental cycle: the objects changed since its last watermark (ops), a range
+    // of the recent changes instead of the million objects; held ones are also in ix_property_objects_held,
+    // but a release leaves that index and is exactly the change an active booking must be compared after
+    index('ix_property_objects_updated_at').on(t.updatedAt),
   ],
 );
 

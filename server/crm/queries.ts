@@ -257,3 +257,11 @@ export async function bookingTransitionActor(db: DbOrTx, tenantId: string, booki
     .limit(1);
   return row ?? null;
 }
+
+/**
+ * The bookings (every tenant) written at or after `since`, with their objects: what the ops reconciliation
+ * compares again in its incremental cycle (ix_bookings_updated_at: a range of the recent changes).
+ */
+export async function bookingsChangedSince(db: DbOrTx, since: Date): Promise<{ id: string; propertyObjectId: string }[]> {
+  return db.select({ id: bookings.id, propertyObjectId: bookings.propertyObjectId }).from(bookings).where(gte(bookings.updatedAt, since));
+}

@@ -122,6 +122,9 @@ export const bookings = crm.table(
     index('ix_bookings_created_at').on(t.createdAt.desc().nullsLast(), t.id.desc()),
     index('ix_bookings_deal').on(t.dealId),
     index('ix_bookings_property_object').on(t.propertyObjectId),
+    // the reconciliation's incremental cycle: the bookings changed since its last watermark (ops),
+    // a range of the few recent changes instead of every booking
+    index('ix_bookings_updated_at').on(t.updatedAt),
   ],
 );
 

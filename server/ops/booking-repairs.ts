@@ -7,6 +7,8 @@ import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { commandContext } from '../crm/commands/context';
 import { activeBookingOfObject, bookingRecordById } from '../crm/queries';
 import type { Tx } from '../platform/db';
+import { DIVERGENCE_AUDIT_ACTION } from './reconciliation';
+import { recheckAfterRepair } from './reconciliation-findings';
 import { AppError } from '../platform/errors';
 
 /**
@@ -20,6 +22,9 @@ import { AppError } from '../platform/errors';
  *    too, with its events) or `keep_booking` (chessboard only — recorded as a deliberate divergence,
  *    audit `ops.release.divergence`, which reconciliation reports with its two repairs).
  *  - reholdBooking / cancelBookingInRepair: the two repairs of a divergence (object Free, crm booking active).
+ *
+ * Each also re-checks the reconciliation findings of its booking and object in the same transaction
+ * (recheckAfterRepair), so the page the operator repaired from does not keep listing what was just repaired.
  */
 
 export const REPAIR_ERRORS = {
@@ -39,7 +44,7 @@ export const releaseHoldInput = z.strictObject({
   crmBooking: z.enum(CRM_BOOKING_CHOICES).optional(),
 });
 
-export const DIVERGENCE_AUDIT_ACTION = 'ops.release.divergence';
+export { DIVERGENCE_AUDIT_ACTION };
 
 const deadlineOf = (b: BookingRecord): Date => (b.status === 'Booked' && b.bookingExpiresAt ? b.bookingExpiresAt : b.reserveExpiresAt);
 
@@ -53,6 +58,7 @@ export interface ReleaseHoldCheckedInput {
 }
 
 export async function releaseHoldChecked(tx: Tx, input: ReleaseHoldCheckedInput) {
+  const now = input.now ?? new Date();
   const active = await activeBookingOfObject(tx, input.actor, input.propertyObjectId);
   if (active && !input.crmBooking) {
     throw new AppError(
@@ -63,21 +69,26 @@ export async function releaseHoldChecked(tx: Tx, input: ReleaseHoldCheckedInput)
     );
   }
   const released = await releaseHoldManually(
-    tx, { propertyObjectId: input.propertyObjectId, reason: input.reason }, chessboardCommandContext(input.actor, input.correlationId, input.now),
+    tx, { propertyObjectId: input.propertyObjectId, reason: input.reason }, chessboardCommandContext(input.actor, input.correlationId, now),
   );
-  if (!active) return { ...released, crmBooking: null };
-  const summary = { bookingId: active.id, bookingStatus: active.status, deadline: deadlineOf(active), choice: input.crmBooking! };
-  if (input.crmBooking === 'cancel_booking') {
-    const cancelled = await cancelBookingCommand(
-      tx, { bookingId: active.id, reason: input.reason }, commandContext(input.actor, input.correlationId ?? '', input.now), 'booking.cancelInRepair',
-    );
-    return { ...released, crmBooking: { ...summary, bookingStatus: cancelled.status } };
-  }
-  await recordAudit(tx, {
-    actor: input.actor, action: DIVERGENCE_AUDIT_ACTION, targetType: 'Booking', targetId: active.id, reason: input.reason, at: input.now ?? new Date(),
-    details: { propertyObjectId: input.propertyObjectId, bookingStatus: active.status, deadline: deadlineOf(active).toISOString(), releaseMessageId: released.messageId },
-  });
-  return { ...released, crmBooking: summary };
+  const result = await (async () => {
+    if (!active) return { ...released, crmBooking: null };
+    const summary = { bookingId: active.id, bookingStatus: active.status, deadline: deadlineOf(active), choice: input.crmBooking! };
+    if (input.crmBooking === 'cancel_booking') {
+      const cancelled = await cancelBookingCommand(
+        tx, { bookingId: active.id, reason: input.reason }, commandContext(input.actor, input.correlationId ?? '', now), 'booking.cancelInRepair',
+      );
+      return { ...released, crmBooking: { ...summary, bookingStatus: cancelled.status } };
+    }
+    await recordAudit(tx, {
+      actor: input.actor, action: DIVERGENCE_AUDIT_ACTION, targetType: 'Booking', targetId: active.id, reason: input.reason, at: now,
+      details: { propertyObjectId: input.propertyObjectId, bookingStatus: active.status, deadline: deadlineOf(active).toISOString(), releaseMessageId: released.messageId },
+    });
+    return { ...released, crmBooking: summary };
+  })();
+  // the object's findings leave the reconciliation page with the release; a divergence just chosen is listed at once
+  await recheckAfterRepair(tx, { now, bookingIds: active ? [active.id] : [], objectIds: [input.propertyObjectId], correlationId: input.correlationId });
+  return result;
 }
 
 async function activeBookingForRepair(tx: Tx, actor: Actor, bookingId: string): Promise<BookingRecord> {
@@ -99,6 +110,7 @@ export async function reholdBooking(tx: Tx, input: { bookingId: string; reason: 
     },
     reason: input.reason,
   }, chessboardCommandContext(input.actor, input.correlationId, input.now));
+  await recheckAfterRepair(tx, { now: input.now ?? new Date(), bookingIds: [b.id], objectIds: [b.propertyObjectId], correlationId: input.correlationId });
   return { bookingId: b.id, ...result };
 }
 
@@ -108,5 +120,6 @@ export async function cancelBookingInRepair(tx: Tx, input: { bookingId: string; 
   const cancelled = await cancelBookingCommand(
     tx, { bookingId: b.id, reason: input.reason }, commandContext(input.actor, input.correlationId ?? '', input.now), 'booking.cancelInRepair',
   );
+  await recheckAfterRepair(tx, { now: input.now ?? new Date(), bookingIds: [b.id], objectIds: [b.propertyObjectId], correlationId: input.correlationId });
   return { bookingId: cancelled.id, bookingStatus: cancelled.status, bookingVersion: cancelled.version, propertyObjectId: cancelled.propertyObjectId };
 }

@@ -18,7 +18,7 @@ afterAll(async () => { await closeOpsKafka(); await t?.close(); });
 beforeEach(async () => {
   await t.database.sql`TRUNCATE chessboard.property_objects, chessboard.crm_booking_versions, chessboard.hold_releases, chessboard.hold_mismatches,
     chessboard.outbox, chessboard.property_object_status_history, crm.outbox, crm.bookings, crm.booking_timeline, ops.job_runs, ops.audit_log,
-    ops.dlq_messages CASCADE`;
+    ops.dlq_messages, ops.metric_samples, ops.reconciliation_findings, ops.reconciliation_state CASCADE`;
 });
 
 const now = () => new Date();
@@ -105,13 +105,19 @@ describe('an active booking of an object chessboard cannot hold (booked while cr
 });
 
 describe('one count for the overview and the reconciliation page', () => {
-  it('the overview counts what the reconciliation page lists, from the same query, without waiting for a job run; tenant-scoped too', async () => {
+  it('both read the findings the job keeps: nothing before its first cycle, then the overview counts what the page lists; tenant-scoped too', async () => {
     const w = await insertWorld(t.database, 'A');
     await seedWorld(w);
     const c = opsCaller(t, actorOf('ops'));
+    expect((await c.overview()).reconciliation).toBeNull();
+    expect(await c.reconciliation()).toMatchObject({ asOf: null, total: 0, rows: [] });
+
+    const cycle = await runJobCycle(reconciliationJob, { database: t.database, env: t.env, logger: t.logger, kafka: createKafka(t.env), signal: new AbortController().signal }, 'manual');
     const [overview, page] = [await c.overview(), await c.reconciliation()];
     expect(page.total).toBe(4);
-    expect(overview.reconciliation).toMatchObject({ total: page.total, byKind: page.counts });
+    expect(page.asOf).toBeInstanceOf(Date);
+    expect(overview.reconciliation).toMatchObject({ total: page.total, byKind: page.counts, at: page.asOf });
+    expect(cycle.summary).toMatchObject({ Total: page.total });
     expect(overview.alerts.map((a) => a.code)).toContain('RECONCILIATION_MISMATCHES');
     // a viewer of the tenant and one of another tenant each see their own figure on both screens
     const own = opsCaller(t, actorOf('viewer', w.tenantId));
@@ -181,15 +187,16 @@ describe('reconciliation job', () => {
     expect(RECONCILIATION_SCHEDULE).toEqual({ cron: '0 */5 * * * *', timezone: 'UTC' });
     const w = await insertWorld(t.database, 'A');
     await seedWorld(w);
+    const logsBefore = t.logLines().length;
     const result = await runJobCycle(reconciliationJob, { database: t.database, env: t.env, logger: t.logger, kafka: createKafka(t.env), signal: new AbortController().signal }, 'manual');
     expect(result.status).toBe('succeeded');
-    expect(result.summary).toMatchObject({ BookingNotHeld: 1, HoldWithoutBooking: 2, TimerMismatch: 1, Total: 4, KafkaError: null, Sampled: true });
+    expect(result.summary).toMatchObject({ BookingNotHeld: 1, HoldWithoutBooking: 2, TimerMismatch: 1, Total: 4, KafkaError: null, Sampled: true, Mode: 'full', Pending: 0 });
     const metric = await registry.getSingleMetric('pin_reconciliation_mismatches')!.get();
     const byKind = Object.fromEntries(metric.values.map((v) => [v.labels.kind, v.value]));
     expect(byKind).toEqual({ booking_not_held: 1, hold_without_booking: 2, timer_mismatch: 1 });
     const [{ value }] = await t.database.sql<{ value: number }[]>`SELECT value FROM ops.metric_samples WHERE name = 'reconciliation.mismatches'`;
     expect(value).toBe(4);
-    expect(t.logLines().filter((l) => l.msg === 'reconciliation mismatch')).toHaveLength(4);
+    expect(t.logLines().slice(logsBefore).filter((l) => l.msg === 'reconciliation mismatch')).toHaveLength(4);
     // the overview shows the last run's figure and flags it
     const o = await opsCaller(t, actorOf('ops')).overview();
     expect(o.reconciliation).toMatchObject({ total: 4, byKind: { booking_not_held: 1, hold_without_booking: 2, timer_mismatch: 1 } });

@@ -2,12 +2,12 @@ import { sql } from 'drizzle-orm';
 import type { Actor } from '../auth/actor';
 import { correlationIdOf } from '../platform/correlation-id';
 import { republishBookingEvent as republishCrmBookingEvent } from '../crm/commands/republish-booking-event';
-import type { DbOrTx, Tx } from '../platform/db';
+import { uuidArray, type DbOrTx, type Tx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { gauge } from '../platform/metrics';
-import { DIVERGENCE_AUDIT_ACTION } from './booking-repairs';
 import { recordAudit } from '../platform/audit';
 import type { TenantScope } from './dashboard/sql';
+import { RECONCILIATION_FINDING_KINDS } from './schema';
 
 /**
  * Reconciliation crm ↔ chessboard (crm-booking-saga "Timeout и Reconciliation", "Manual review"):
@@ -22,9 +22,15 @@ import type { TenantScope } from './dashboard/sql';
  * Rows younger than the settle window are left out: the saga is eventually consistent (SLA < 1 min),
  * so a booking changed seconds ago may legitimately not be applied yet — except a divergence an
  * operator chose (manual release keeping the crm booking): nothing is in flight, it is listed at once.
+ *
+ * The page and the overview do not run this comparison: they read the findings the job keeps from it
+ * (reconciliation-findings.ts), because comparing every active booking reads the whole object table.
  */
 
-export const MISMATCH_KINDS = ['booking_not_held', 'hold_without_booking', 'timer_mismatch'] as const;
+export const MISMATCH_KINDS = RECONCILIATION_FINDING_KINDS;
+
+/** The audit action of a manual release that kept the crm booking on purpose (booking-repairs.ts records it). */
+export const DIVERGENCE_AUDIT_ACTION = 'ops.release.divergence';
 export type MismatchKind = (typeof MISMATCH_KINDS)[number];
 
 /**
@@ -92,39 +98,86 @@ const ts = (d: Date) => sql`${d.toISOString()}::timestamptz`;
 const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(String(v)));
 const ACTIVE = sql`('Reserved', 'AwaitingPayment', 'Booked')`;
 
-export async function runReconciliation(
+export interface ReconciliationInput {
+  now: Date;
+  scope: TenantScope;
+  toleranceMs?: number;
+  settleMs?: number;
+  /** messages waiting for the chessboard consumer (Kafka lag), if known */
+  consumerLag?: number | null;
+}
+
+/** Which rows a comparison looks at: every active booking and held object, or only these and what they touch. */
+export type ComparisonSubjects = 'all' | {
+  /** bookings compared whatever their object */
+  bookingIds: readonly string[];
+  /** objects compared as holds, and every active booking of them */
+  objectIds: readonly string[];
+};
+
+export interface Comparison {
+  /** the mismatches of settled rows, with causes and repairs */
+  rows: ReconciliationRow[];
+  /** active bookings compared: a booking-kind finding of one of them that is not in `rows` either agrees or is unsettled */
+  comparedBookings: Set<string>;
+  /** objects compared as holds: the given ones; with `all`, the held objects without an active booking of their deal */
+  comparedObjects: Set<string>;
+  /** compared but changed within the settle window (or repaired just now): not judged yet */
+  unsettledBookings: Set<string>;
+  unsettledObjects: Set<string>;
+}
+
+/**
+ * Every active crm booking against its object, and every held object against crm's active bookings — or only
+ * those of the given subjects (the reconciliation job's changed rows and open findings, a repair's booking and
+ * object). Rows changed within the settle window are compared but not judged: they come back as unsettled.
+ */
+export async function compareCrmWithChessboard(
   db: DbOrTx,
-  input: {
-    now: Date;
-    scope: TenantScope;
-    toleranceMs?: number;
-    settleMs?: number;
-    /** messages waiting for the chessboard consumer (Kafka lag), if known */
-    consumerLag?: number | null;
+  input: ReconciliationInput & {
+    subjects: ComparisonSubjects;
+    /** pending findings (a repair, or a change a cycle saw settling), by booking / object id: judged only once the settle window has passed that time */
+    pendingSince?: ReadonlyMap<string, Date>;
   },
-): Promise<ReconciliationReport> {
+): Promise<Comparison> {
   const toleranceMs = input.toleranceMs ?? RECONCILIATION_DEFAULTS.timerToleranceMs;
   const settleMs = input.settleMs ?? RECONCILIATION_DEFAULTS.settleMs;
   const settled = new Date(input.now.getTime() - settleMs);
   const scopeOf = (col: string) => (input.scope === null ? sql`TRUE` : sql`${sql.raw(col)} = ${input.scope}`);
+  const subjects = input.subjects;
+  const out: Comparison = { rows: [], comparedBookings: new Set(), comparedObjects: new Set(), unsettledBookings: new Set(), unsettledObjects: new Set() };
+  if (subjects !== 'all' && subjects.bookingIds.length === 0 && subjects.objectIds.length === 0) return out;
+  const pendingSince = input.pendingSince;
+  const repairedJustNow = (...ids: (string | null)[]) => ids.some((id) => id !== null && (pendingSince?.get(id)?.getTime() ?? -Infinity) >= settled.getTime());
+  const onlyBookings = subjects === 'all' ? sql`TRUE`
+    : sql`(b.id = ANY(${uuidArray(subjects.bookingIds)}) OR b.property_object_id = ANY(${uuidArray(subjects.objectIds)}))`;
+  const onlyObjects = subjects === 'all' ? sql`TRUE` : sql`po.id = ANY(${uuidArray(subjects.objectIds)})`;
 
   // 1. every active crm booking against its object
   const active = await db.execute<Record<string, unknown>>(sql`
     SELECT b.id, b.tenant_id, b.deal_id, b.property_object_id, b.status, b.version, b.reserve_expires_at, b.booking_expires_at,
            po.id AS po_id, po.number, po.project_id, po.building_id, po.status AS po_status, coalesce(po.reserved_until, po.booked_until) AS po_timer,
-           po.hold_deal_id, po.hold_booking_id, p.name AS project_name, t.name AS tenant_name
+           po.hold_deal_id, po.hold_booking_id, p.name AS project_name, t.name AS tenant_name,
+           (b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)})) AS settled,
+           chosen.target_id IS NOT NULL AS chosen
     FROM crm.bookings b
     LEFT JOIN chessboard.property_objects po ON po.id = b.property_object_id
     LEFT JOIN chessboard.projects p ON p.id = po.project_id
     LEFT JOIN auth.tenants t ON t.id = b.tenant_id
-    WHERE b.status IN ${ACTIVE}
-      AND ((b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)}))
-           -- a divergence an operator chose is not an event in flight: it is listed at once
-           OR EXISTS (SELECT 1 FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION} AND a.target_id = b.id::text))
+    -- a divergence an operator chose is not an event in flight: it is judged at once (a join with the few
+    -- chosen ones, not a subquery per booking)
+    LEFT JOIN (SELECT DISTINCT a.target_id FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION}) chosen ON chosen.target_id = b.id::text
+    WHERE b.status IN ${ACTIVE} AND ${onlyBookings}
       AND ${scopeOf('b.tenant_id')}`);
 
   const rows: ReconciliationRow[] = [];
   for (const r of active) {
+    const bookingId = String(r.id);
+    out.comparedBookings.add(bookingId);
+    if (!r.chosen && (!r.settled || repairedJustNow(bookingId, String(r.property_object_id)))) {
+      out.unsettledBookings.add(bookingId);
+      continue;
+    }
     const bookingStatus = String(r.status);
     const expectedStatus = bookingStatus === 'Booked' ? 'Booked' : 'Reserved';
     const crmTimer = toDate(bookingStatus === 'Booked' ? r.booking_expires_at : r.reserve_expires_at);
@@ -144,7 +197,7 @@ export async function runReconciliation(
       objectTimer: poTimer,
       holdDealId: (r.hold_deal_id as string | null) ?? null,
       holdBookingId: (r.hold_booking_id as string | null) ?? null,
-      bookingId: String(r.id),
+      bookingId,
       bookingStatus,
       bookingDealId: String(r.deal_id),
       bookingVersion: Number(r.version),
@@ -165,7 +218,8 @@ export async function runReconciliation(
     SELECT po.id, po.tenant_id, po.number, po.project_id, po.building_id, po.status, coalesce(po.reserved_until, po.booked_until) AS po_timer, po.hold_deal_id,
            po.hold_booking_id, p.name AS project_name, t.name AS tenant_name,
            lb.id AS b_id, lb.status AS b_status, lb.deal_id AS b_deal, lb.version AS b_version,
-           coalesce(lb.booking_expires_at, lb.reserve_expires_at) AS b_timer
+           coalesce(lb.booking_expires_at, lb.reserve_expires_at) AS b_timer,
+           (po.updated_at < ${ts(settled)} AND (lb.id IS NULL OR lb.updated_at < ${ts(settled)})) AS settled
     FROM chessboard.property_objects po
     JOIN chessboard.projects p ON p.id = po.project_id
     LEFT JOIN auth.tenants t ON t.id = po.tenant_id
@@ -173,14 +227,20 @@ export async function runReconciliation(
       SELECT x.* FROM crm.bookings x WHERE x.property_object_id = po.id AND x.deal_id = po.hold_deal_id
       ORDER BY (x.id = po.hold_booking_id) DESC, x.created_at DESC LIMIT 1
     ) lb ON TRUE
-    WHERE po.status IN ('Reserved', 'Booked') AND po.updated_at < ${ts(settled)}
+    WHERE po.status IN ('Reserved', 'Booked') AND ${onlyObjects}
       AND NOT EXISTS (SELECT 1 FROM crm.bookings a WHERE a.property_object_id = po.id AND a.deal_id = po.hold_deal_id AND a.status IN ${ACTIVE})
-      AND (lb.id IS NULL OR lb.updated_at < ${ts(settled)})
       AND ${scopeOf('po.tenant_id')}`);
+  if (subjects !== 'all') for (const id of subjects.objectIds) out.comparedObjects.add(id);
   for (const r of orphans) {
+    const objectId = String(r.id);
+    out.comparedObjects.add(objectId);
+    if (!r.settled || repairedJustNow(objectId, (r.b_id as string | null) ?? null)) {
+      out.unsettledObjects.add(objectId);
+      continue;
+    }
     rows.push({
       kind: 'hold_without_booking',
-      propertyObjectId: String(r.id),
+      propertyObjectId: objectId,
       objectNumber: (r.number as string | null) ?? null,
       projectId: String(r.project_id),
       buildingId: String(r.building_id),
@@ -205,9 +265,30 @@ export async function runReconciliation(
   await explainCauses(db, rows, input.consumerLag ?? null);
   await markDivergences(db, rows);
   markUnavailableObjects(rows);
+  sortRows(rows);
+  out.rows = rows;
+  return out;
+}
+
+/** The page's order: by kind, then object number. */
+export function sortRows(rows: ReconciliationRow[]): void {
   rows.sort((a, b) => MISMATCH_KINDS.indexOf(a.kind) - MISMATCH_KINDS.indexOf(b.kind) || (a.objectNumber ?? '').localeCompare(b.objectNumber ?? ''));
-  const counts = Object.fromEntries(MISMATCH_KINDS.map((k) => [k, rows.filter((r) => r.kind === k).length])) as Record<MismatchKind, number>;
-  return { asOf: input.now, toleranceMs, settleMs, rows, counts, total: rows.length };
+}
+
+export function countByKind(rows: readonly { kind: MismatchKind }[]): Record<MismatchKind, number> {
+  return Object.fromEntries(MISMATCH_KINDS.map((k) => [k, rows.filter((r) => r.kind === k).length])) as Record<MismatchKind, number>;
+}
+
+/**
+ * The whole comparison, now: every active booking and every held object, settled rows only. The reconciliation
+ * job's full cycle and the reference its maintained findings are checked against; the page and the overview read
+ * the findings (reconciliation-findings.ts), not this.
+ */
+export async function runReconciliation(db: DbOrTx, input: ReconciliationInput): Promise<ReconciliationReport> {
+  const toleranceMs = input.toleranceMs ?? RECONCILIATION_DEFAULTS.timerToleranceMs;
+  const settleMs = input.settleMs ?? RECONCILIATION_DEFAULTS.settleMs;
+  const { rows } = await compareCrmWithChessboard(db, { ...input, toleranceMs, settleMs, subjects: 'all' });
+  return { asOf: input.now, toleranceMs, settleMs, rows, counts: countByKind(rows), total: rows.length };
 }
 
 /**
@@ -280,6 +361,7 @@ export const RECONCILIATION_ERRORS = {
 
 export interface RepublishResult {
   bookingId: string;
+  propertyObjectId: string;
   topic: string;
   messageId: string;
   bookingVersion: number;
@@ -306,7 +388,7 @@ export async function republishBookingEvent(
     at: now, actor: input.actor, action: 'ops.reconciliation.republish', targetType: 'Booking', targetId: b.id, reason: input.reason,
     details: { topic, messageId, bookingVersion: b.version, bookingStatus: b.status, propertyObjectId: b.propertyObjectId, correlationId },
   });
-  return { bookingId: b.id, topic, messageId, bookingVersion: b.version };
+  return { bookingId: b.id, propertyObjectId: b.propertyObjectId, topic, messageId, bookingVersion: b.version };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
-  bigint, bigserial, check, doublePrecision, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uuid,
+  bigint, bigserial, check, doublePrecision, index, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, uuid,
 } from 'drizzle-orm/pg-core';
 
 export const ops = pgSchema('ops');
@@ -69,3 +69,54 @@ export const dlqMessages = ops.table('dlq_messages', {
   index('ix_dlq_messages_message').on(t.messageId),
   index('ix_dlq_messages_retry_of').on(t.retryOf),
 ]);
+
+export const RECONCILIATION_FINDING_KINDS = ['booking_not_held', 'hold_without_booking', 'timer_mismatch'] as const;
+
+/**
+ * The reconciliation's findings (server/ops/reconciliation-findings.ts), kept by its job and by the repairs:
+ * the page and the overview read this table instead of comparing every active booking with its object.
+ * One row per finding: `subject_id` is the active booking for booking_not_held / timer_mismatch, the held
+ * object for hold_without_booking. `pending_since`: one of its rows changed, or a repair was made, after it was
+ * found — not listed until a cycle judges it again once that change has settled (deleted when it agrees).
+ */
+export const reconciliationFindings = ops.table('reconciliation_findings', {
+  kind: text('kind', { enum: RECONCILIATION_FINDING_KINDS }).notNull(),
+  subjectId: uuid('subject_id').notNull(),
+  propertyObjectId: uuid('property_object_id').notNull(),
+  bookingId: uuid('booking_id'),
+  tenantId: uuid('tenant_id').notNull(),
+  /** the page's order within a kind */
+  objectNumber: text('object_number'),
+  cause: text('cause').notNull(),
+  repairs: text('repairs').array().notNull(),
+  /** both sides as they were judged (object and booking status, timers, hold owner, names): zod-checked on read */
+  details: jsonb('details').$type<Record<string, unknown>>().notNull(),
+  /** first found; kept while the finding stays the same kind */
+  foundAt: timestamp('found_at', { withTimezone: true, precision: 3 }).notNull(),
+  /** the last judgement: a cycle's time, or a repair's */
+  checkedAt: timestamp('checked_at', { withTimezone: true, precision: 3 }).notNull(),
+  /** the job run or the repair's correlation id that judged it last */
+  checkedBy: text('checked_by'),
+  pendingSince: timestamp('pending_since', { withTimezone: true, precision: 3 }),
+}, (t) => [
+  primaryKey({ name: 'ops_reconciliation_findings_pk', columns: [t.kind, t.subjectId] }),
+  check('ck_reconciliation_findings_kind', sql`${t.kind} IN ('booking_not_held', 'hold_without_booking', 'timer_mismatch')`),
+  index('ix_reconciliation_findings_object').on(t.propertyObjectId),
+  index('ix_reconciliation_findings_booking').on(t.bookingId),
+  index('ix_reconciliation_findings_tenant').on(t.tenantId),
+]);
+
+/**
+ * One row (id 1): where the reconciliation's incremental comparison stands. Its cycles and the repairs'
+ * re-checks lock it (FOR UPDATE), so two of them never write the findings from different snapshots.
+ */
+export const reconciliationState = ops.table('reconciliation_state', {
+  id: smallint('id').primaryKey(),
+  /** the next cycle compares the bookings and objects changed at or after this (minus the overlap); null: compare all */
+  watermark: timestamp('watermark', { withTimezone: true, precision: 3 }),
+  /** the last cycle's time: the page's "as of" */
+  checkedAt: timestamp('checked_at', { withTimezone: true, precision: 3 }),
+  /** the last cycle that compared every active booking and held object */
+  fullAt: timestamp('full_at', { withTimezone: true, precision: 3 }),
+  runId: text('run_id'),
+}, () => [check('ck_reconciliation_state_single', sql`id = 1`)]);

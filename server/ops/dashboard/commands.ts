@@ -9,6 +9,7 @@ import type { JobName } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
 import { cancelBookingInRepair, reholdBooking, releaseHoldChecked, type CrmBookingChoice } from '../booking-repairs';
 import { republishBookingEvent } from '../reconciliation';
+import { recheckAfterRepair } from '../reconciliation-findings';
 import { opsKafka } from './kafka-admin';
 
 /**
@@ -82,7 +83,11 @@ export async function repairReconciliation(
 ) {
   const by = { reason: input.reason, actor: input.actor, correlationId: input.correlationId };
   if (input.action === 'republish') {
-    return { action: input.action, ...(await republishBookingEvent(tx, { bookingId: input.bookingId, ...by })) };
+    const now = new Date();
+    const republished = await republishBookingEvent(tx, { bookingId: input.bookingId, now, ...by });
+    // the event is in flight now: the finding leaves the page until a cycle past the settle window judges it again
+    await recheckAfterRepair(tx, { now, bookingIds: [republished.bookingId], objectIds: [republished.propertyObjectId], correlationId: input.correlationId });
+    return { action: input.action, ...republished };
   }
   return { action: input.action, ...(await releaseHoldChecked(tx, { propertyObjectId: input.propertyObjectId, crmBooking: input.crmBooking, ...by })) };
 }

@@ -18,7 +18,7 @@ afterAll(async () => { await closeOpsKafka(); await t?.close(); });
 beforeEach(async () => {
   await t.database.sql`TRUNCATE chessboard.property_objects, chessboard.hold_releases, chessboard.hold_mismatches, chessboard.property_object_status_history,
     chessboard.outbox, crm.outbox, crm.bookings, crm.booking_timeline, ops.job_runs, ops.metric_samples, ops.audit_log, ops.job_controls,
-    catalog.property_object_cards, catalog.project_cards CASCADE`;
+    catalog.property_object_cards, catalog.project_cards, ops.reconciliation_findings, ops.reconciliation_state CASCADE`;
 });
 
 const GRACE = 10 * MIN;

@@ -3,7 +3,7 @@ import type { Database } from '../../platform/db';
 import type { Env } from '../../platform/env';
 import type { Logger } from '../../platform/logger';
 import { registeredJobNames } from '../../platform/registry';
-import { runReconciliation } from '../reconciliation';
+import { findingCounts } from '../reconciliation-findings';
 import { evaluateAlerts, THRESHOLDS, type Alert } from './alerts';
 import { getDlqSizes, type DlqGroupSize } from './dlq';
 import { consumerGroups, consumerLag, dlqTopicOffsets, type GroupLag } from './kafka-admin';
@@ -44,7 +44,7 @@ export interface Overview {
   kafkaError: string | null;
   delisted: DelistedBacklog;
   jobs: JobStatus[];
-  /** the same report as the reconciliation page (runReconciliation, same scope and settle window), read now */
+  /** the findings the reconciliation page lists (same table, same scope), counted; null before the job's first cycle */
   reconciliation: { at: Date; total: number; byKind: Record<string, number> } | null;
   alerts: Alert[];
   thresholds: typeof THRESHOLDS;
@@ -99,8 +99,8 @@ export async function getOverview(
     lastJobRuns(db),
     firstJobRunAt(db),
     jobControls(db),
-    // one query for both screens: the overview counts exactly what the reconciliation page lists
-    runReconciliation(db, { now, scope: input.scope }),
+    // the overview counts exactly what the reconciliation page lists: the same maintained findings
+    findingCounts(db, { scope: input.scope }),
     replicationStatus(deps.readDatabase ?? deps.database),
   ]);
 
@@ -127,7 +127,7 @@ export async function getOverview(
     lastRun: runs.get(name)?.last ?? null,
     lastSucceededAt: runs.get(name)?.lastSucceededAt ?? null,
   }));
-  const reconciliation = { at: report.asOf, total: report.total, byKind: report.counts as Record<string, number> };
+  const reconciliation = report;
 
   const delistedTotal = delisted.propertyObjects.all + delisted.projects.all;
   const samples: Samples = {

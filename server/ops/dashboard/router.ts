@@ -11,6 +11,7 @@ import { listJobs } from './jobs';
 import { getOverview } from './overview';
 import { STUCK_HOLD_SORTS } from './hold-queries';
 import { JOB_RUN_STATUSES, listJobRuns } from './job-queries';
+import { reconciliationPageOutput } from '../reconciliation-findings';
 import { catalogView, dlqView, holdReleasesView, messagingView, reconciliationView, stuckHoldsView } from './views';
 
 /**
@@ -72,7 +73,7 @@ export const opsDashboardRouter = router({
 
   catalog: readProcedure.query(({ ctx }) => catalogView(ctx)),
 
-  reconciliation: readProcedure.query(({ ctx }) => reconciliationView(ctx, { scope: tenantScope(ctx.actor) })),
+  reconciliation: readProcedure.output(reconciliationPageOutput).query(({ ctx }) => reconciliationView(ctx, { scope: tenantScope(ctx.actor) })),
 
   /* ---- actions (ops only) ---------------------------------------------------------------- */
 

@@ -2,7 +2,8 @@ import { getDelistedBacklog, getNextRetentionCandidates } from '../../catalog/qu
 import type { Database } from '../../platform/db';
 import type { Env } from '../../platform/env';
 import type { Logger } from '../../platform/logger';
-import { runReconciliation, setReconciliationGauge } from '../reconciliation';
+import { setReconciliationGauge } from '../reconciliation';
+import { readFindings } from '../reconciliation-findings';
 import { getDlqSizes, listDlqMessages, syncDlqThrottled } from './dlq';
 import { consumerGroups, consumerLag } from './kafka-admin';
 import { readTrends } from './metric-samples';
@@ -102,15 +103,12 @@ export async function catalogView({ database, env }: ViewDeps) {
   };
 }
 
-/** The crm ↔ chessboard reconciliation report; an unscoped (ops) read also refreshes the findings gauge. */
-export async function reconciliationView({ database, env }: ViewDeps, input: { scope: TenantScope }) {
-  let lag: number | null = null;
-  try {
-    lag = (await consumerLag(env)).find((g) => g.group === 'chessboard.crm-property-object-status')?.lag ?? 0;
-  } catch {
-    // without Kafka the causes come from the database only
-  }
-  const report = await runReconciliation(database.db, { now: new Date(), scope: input.scope, consumerLag: lag });
+/**
+ * The crm ↔ chessboard reconciliation: the findings the job keeps (and the repairs update), not a comparison of
+ * every booking on each view; an unscoped (ops) read also refreshes the findings gauge.
+ */
+export async function reconciliationView({ database }: ViewDeps, input: { scope: TenantScope }) {
+  const report = await readFindings(database.db, { scope: input.scope });
   if (input.scope === null) setReconciliationGauge(report.counts);
   return report;
 }

@@ -39,17 +39,22 @@ export function ReconciliationPage() {
       void invalidate();
     },
   }));
+  // the page reads what the job found; "check now" runs its cycle (ops), a viewer can only read again
+  const check = useMutation(trpc.ops.dashboard.runJobNow.mutationOptions({ onSuccess: () => void invalidate() }));
   const pending = repair.isPending || repairDivergence.isPending;
   const d = q.data;
   return (
     <div className="ops-page">
       <div className="ops-head">
         <h2>{t('title')}</h2>
-        <Freshness asOf={d?.asOf} fetching={q.isFetching} />
-        <button type="button" className="btn btn-small" onClick={() => void q.refetch()}>{t('checkNow')}</button>
+        <Freshness asOf={d?.asOf ?? undefined} fetching={q.isFetching} />
+        {canAct ? (
+          <button type="button" className="btn btn-small" data-action="check-now" disabled={check.isPending}
+            onClick={() => check.mutate({ job: 'reconciliation', reason: t('checkNowReason') })}>{t('checkNow')}</button>
+        ) : <button type="button" className="btn btn-small" onClick={() => void q.refetch()}>{t('refresh')}</button>}
       </div>
       <p className="small muted">{d ? t('intro', { tolerance: duration(d.toleranceMs), settle: duration(d.settleMs) }) : null}</p>
-      <ErrorNotice error={q.error} />
+      <ErrorNotice error={q.error ?? check.error} />
       {done ? <p className="notice notice-success" role="status">{done}</p> : null}
       {d ? (
         <div className="ops-figures ops-kinds">

@@ -1,14 +1,13 @@
-import fs from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { apiAs, freeObjectOfTenantA, openBuildingOf, signIn, trpcMutation, trpcQuery, USERS, waitForObjectStatus, type BookingRow } from './helpers';
+import { apiAs, docsScreenshot, freeObjectOfTenantA, openBuildingOf, signIn, trpcMutation, trpcQuery, USERS, waitForObjectStatus, type BookingRow } from './helpers';
 
 // a loaded 2-core machine renders a 1,000-cell board slowly: generous per-test time
 test.describe.configure({ timeout: 240_000 });
 
 /**
  * #19 point 9: axe-core on every screen at a desktop and a phone size — 0 serious or critical
- * violations. The same walk writes the README's screenshots (docs/screenshots/<screen>-<size>.png).
+ * violations. The same walk takes the README's screenshots (docsScreenshot: docs/screenshots/<screen>-<size>.png with `--screenshots`).
  */
 
 const SIZES = [
@@ -32,8 +31,7 @@ async function axe(page: Page, screen: string, { withoutGrid = false } = {}) {
 
 async function shot(page: Page, screen: string, size: string) {
   if (!SHOTS.includes(screen)) return;
-  fs.mkdirSync('docs/screenshots', { recursive: true });
-  await page.screenshot({ path: `docs/screenshots/${screen}-${size}.png` });
+  await page.screenshot({ path: docsScreenshot(`${screen}-${size}.png`) });
 }
 
 async function openMenuIfPhone(page: Page, size: string) {

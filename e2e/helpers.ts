@@ -25,6 +25,19 @@ export async function snap(page: Page, testInfo: TestInfo, name: string): Promis
 }
 
 /**
+ * The path of one of the README's screenshots (docs/screenshots/<file>): written there only when asked
+ * (`npm test -- --e2e --screenshots`), else to e2e/screenshots/docs/, so that a test run leaves the
+ * checkout as it was.
+ */
+export function docsScreenshot(file: string): string {
+  const dir = process.env.E2E_DOCS_SCREENSHOTS === '1'
+    ? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'screenshots')
+    : path.join(SCREENSHOT_DIR, 'docs');
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, file);
+}
+
+/**
  * Signs the page's user out by dropping the session cookie, with the page first on about:blank: a console
  * page left open would see its next request answered 401 and go to /login by itself, and that navigation
  * races (aborts, or is aborted by) the signIn that follows.

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { signIn, trpcQuery, USERS } from './helpers';
+import { docsScreenshot, signIn, trpcQuery, USERS } from './helpers';
 
 test.describe.configure({ timeout: 180_000 });
 
@@ -98,7 +98,6 @@ for (const size of SIZES) {
     await expect(page.getByTestId('floors-table')).toBeVisible();
     await expect(page.getByTestId('rooms-table')).toBeVisible();
     expect(await seriousViolations(page)).toEqual([]);
-    fs.mkdirSync('docs/screenshots', { recursive: true });
-    await page.screenshot({ path: `docs/screenshots/reports-${size.name}.png`, fullPage: true });
+    await page.screenshot({ path: docsScreenshot(`reports-${size.name}.png`), fullPage: true });
   });
 }

@@ -93,6 +93,8 @@ async function main(): Promise<number> {
       const code = await run(bin('playwright'), ['test', ...(only === 'e2e' ? named : [])], {
         ...env, NODE_ENV: 'test', E2E_BASE_URL: `http://127.0.0.1:${port}`, E2E_WORKER_METRICS: `http://127.0.0.1:${env.WORKER_METRICS_PORT}`,
         PLAYWRIGHT_JSON_OUTPUT_NAME: report,
+        // `--screenshots`: the specs rewrite the README's screenshots in docs/screenshots (else they keep them in e2e/screenshots/docs)
+        ...(process.argv.includes('--screenshots') ? { E2E_DOCS_SCREENSHOTS: '1' } : {}),
       });
       const counted = readPlaywright(report);
       if (!counted) { tally.failed += 1; log(`playwright exited ${code} without a report`); }

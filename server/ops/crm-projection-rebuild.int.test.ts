@@ -90,6 +90,13 @@ beforeAll(async () => {
   // the object topics emptied of every old segment, as after the retention: deleted and made again
   await pipe.stop();
   await admin.deleteTopics({ topics: OBJECT_TOPICS.map((name) => withPrefix(t.prefix, name)) });
+  // a deletion finishes after the call returns: while the broker still lists a topic, ensureTopics sees it
+  // as existing and creates nothing, and the topic then disappears and never gets a leader
+  const deleted = OBJECT_TOPICS.map((name) => withPrefix(t.prefix, name));
+  for (let attempt = 0; (await admin.listTopics()).some((name) => deleted.includes(name)); attempt++) {
+    if (attempt > 150) throw new Error(`the deleted topics are still listed after 30 s: ${deleted.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
   for (let attempt = 0; ; attempt++) {
     // a deleted topic's name is free again a moment after the call returns
     try { await ensureTopics(admin, t.prefix); break; } catch (e) { if (attempt > 50) throw e; await new Promise((r) => setTimeout(r, 200)); }

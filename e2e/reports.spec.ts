@@ -18,7 +18,20 @@ const SIZES = [
   { name: 'phone', width: 390, height: 844 },
 ] as const;
 
-const dayString = (d: Date) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+/**
+ * The last `back + 1` calendar days up to today in the browser's time zone (the zone the page reads its
+ * days in): the days as the date inputs take them and the instants the page asks the server for.
+ */
+async function browserDays(page: Page, back: number): Promise<{ fromDay: string; toDay: string; from: string; to: string }> {
+  return page.evaluate((n) => {
+    const day = (d: Date) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+    const now = new Date();
+    const first = new Date(now.getFullYear(), now.getMonth(), now.getDate() - n);
+    const today = new Date(now.getFullYear(), now.getMonth(), now.getDate());
+    const end = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1);
+    return { fromDay: day(first), toDay: day(today), from: first.toISOString(), to: end.toISOString() };
+  }, back);
+}
 
 async function seriousViolations(page: Page): Promise<string[]> {
   const { violations } = await new AxeBuilder({ page }).analyze();
@@ -39,15 +52,16 @@ test('a developer manager opens the reports, changes the period and downloads th
   await expect(page).toHaveURL(/period=week/);
   await expect(page.getByTestId('period-week')).toHaveAttribute('aria-pressed', 'true');
 
-  // the last 30 days (the seed's bookings are from the last ten): the page's figure is the API's
-  const today = new Date();
-  const first = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 29);
+  // the last 30 days (the seed's bookings are from the last ten), as calendar days in the browser's zone
+  // (Europe/Moscow, playwright.config.ts) as the page reads them — not this process's zone, which differs
+  // from it for three hours a day; the page's figure is the API's for the same instants
+  const period = await browserDays(page, 29);
   await page.getByTestId('period-custom').click();
-  await page.getByTestId('period-from').fill(dayString(first));
-  await page.getByTestId('period-to').fill(dayString(today));
-  await expect(page).toHaveURL(new RegExp(`from=${dayString(first)}.*to=${dayString(today)}`));
-  const from = first;
-  const to = new Date(today.getFullYear(), today.getMonth(), today.getDate() + 1);
+  await page.getByTestId('period-from').fill(period.fromDay);
+  await page.getByTestId('period-to').fill(period.toDay);
+  await expect(page).toHaveURL(new RegExp(`from=${period.fromDay}.*to=${period.toDay}`));
+  const from = new Date(period.from);
+  const to = new Date(period.to);
   type Share = { bookings: number; sold: number };
   const truth = await trpcQuery<{ created: number; sold: number; cancelled: number; floors: Array<Share & { band: string | null }>; rooms: Array<Share & { rooms: string | null }> }>(
     page.request, 'reports.funnel', { from: from.toISOString(), to: to.toISOString() });
@@ -66,10 +80,11 @@ test('a developer manager opens the reports, changes the period and downloads th
   await expect(page.getByTestId('funnel-chart').locator('svg[role=img]')).toHaveAttribute('aria-label', /Создан/);
 
   // a reversed period asks nothing and says why
-  await page.getByTestId('period-to').fill(dayString(new Date(first.getTime() - 86_400_000)));
+  const dayBefore = await page.evaluate((d) => { const x = new Date(d); x.setDate(x.getDate() - 1); return `${x.getFullYear()}-${String(x.getMonth() + 1).padStart(2, '0')}-${String(x.getDate()).padStart(2, '0')}`; }, period.from);
+  await page.getByTestId('period-to').fill(dayBefore);
   await expect(page.getByTestId('period-error')).toBeVisible();
   await expect(page.getByTestId('reports-csv')).toHaveCount(0);
-  await page.getByTestId('period-to').fill(dayString(today));
+  await page.getByTestId('period-to').fill(period.toDay);
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('reports-csv').click()]);
   expect(download.suggestedFilename()).toMatch(/^bookings-\d{4}-\d{2}-\d{2}--\d{4}-\d{2}-\d{2}\.csv$/);
@@ -91,8 +106,9 @@ for (const size of SIZES) {
   test(`axe: /reports at ${size.width}×${size.height} has no serious or critical violation`, async ({ page }) => {
     await signIn(page, USERS.pinManager);
     await page.setViewportSize({ width: size.width, height: size.height });
-    const today = new Date();
-    await page.goto(`/reports?period=custom&from=${dayString(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 29))}&to=${dayString(today)}`);
+    await page.goto('/reports');
+    const period = await browserDays(page, 29);
+    await page.goto(`/reports?period=custom&from=${period.fromDay}&to=${period.toDay}`);
     await expect(page.getByTestId('funnel-table')).toBeVisible();
     await expect(page.getByTestId('projects-table')).toBeVisible();
     await expect(page.getByTestId('floors-table')).toBeVisible();

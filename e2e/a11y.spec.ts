@@ -85,7 +85,7 @@ for (const size of SIZES) {
     if (size.name === 'desktop') {
       await page.getByTestId('density-whole').click();
       await axe(page, 'grid, whole building');
-      await page.screenshot({ path: `docs/screenshots/grid-whole-building-${size.name}.png` });
+      await page.screenshot({ path: docsScreenshot(`grid-whole-building-${size.name}.png`) });
       await page.getByTestId('density-comfortable').click();
     } else {
       await page.getByTestId('menu-toggle').click();

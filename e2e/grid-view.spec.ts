@@ -1,5 +1,5 @@
 import { expect, test, type Page, type Route } from '@playwright/test';
-import { signIn, trpcQuery, USERS } from './helpers';
+import { docsScreenshot, signIn, trpcQuery, USERS } from './helpers';
 
 // a loaded 2-core machine renders a 1,000-cell board slowly: generous per-test time
 test.describe.configure({ timeout: 240_000 });
@@ -98,7 +98,7 @@ test('whole building: 25 floors × 4 sections × 10 units fit 1366×768 without 
       numberFont: parseFloat(getComputedStyle(document.querySelector('.cell-number')!).fontSize),
     };
   });
-  await page.screenshot({ path: 'docs/screenshots/grid-whole-building-1000-desktop.png' });
+  await page.screenshot({ path: docsScreenshot('grid-whole-building-1000-desktop.png') });
   await testInfo.attach('whole-building', { body: await page.screenshot(), contentType: 'image/png' });
   expect(fit).toEqual({ boxScroll: { w: 0, h: 0 }, page: { w: 0, h: 0 }, outside: 0, unreadable: 0, detail: [], numberFont: fit.numberFont });
   expect(fit.numberFont).toBeGreaterThanOrEqual(10);
@@ -262,7 +262,7 @@ test('1366×768: the flat clicked in the rightmost section stays in sight beside
       return { intersects, inBox, inWindow: c.right <= innerWidth && c.bottom <= innerHeight };
     }, target.id)).toEqual({ intersects: false, inBox: true, inWindow: true });
     await testInfo.attach(`drawer-1366-${density}`, { body: await page.screenshot(), contentType: 'image/png' });
-    if (density === 'comfortable') await page.screenshot({ path: 'docs/screenshots/grid-drawer-1366.png' });
+    if (density === 'comfortable') await page.screenshot({ path: docsScreenshot('grid-drawer-1366.png') });
   }
 });
 
@@ -288,7 +288,7 @@ test('compact density at 1366: no cell\'s price, marker or timer runs out of the
     expect(await overflowingCells(page)).toEqual([]);
     await testInfo.attach(`compact-1366${extra}`, { body: await page.screenshot(), contentType: 'image/png' });
   }
-  await page.screenshot({ path: 'docs/screenshots/grid-compact-1366.png' });
+  await page.screenshot({ path: docsScreenshot('grid-compact-1366.png') });
 });
 
 test('phone 390×844: the board starts in the first half of the screen, filters behind a button; whole building shows four-digit numbers whole', async ({ page }, testInfo) => {
@@ -301,7 +301,7 @@ test('phone 390×844: the board starts in the first half of the screen, filters 
   expect(gridTop).toBeLessThan(844 / 2);
   await expect(page.getByTestId('legend-Free')).toBeHidden();
   await expect(page.getByTestId('density-whole')).toBeHidden();
-  await page.screenshot({ path: 'docs/screenshots/grid-phone-390.png' });
+  await page.screenshot({ path: docsScreenshot('grid-phone-390.png') });
   await testInfo.attach('phone', { body: await page.screenshot(), contentType: 'image/png' });
 
   const toggle = page.getByTestId('filters-toggle');
@@ -327,6 +327,6 @@ test('phone 390×844: the board starts in the first half of the screen, filters 
     return n.width === 0 || n.left < box.left + cell.clientLeft - 0.5 || n.right > box.left + cell.clientLeft + cell.clientWidth + 0.5;
   }).map((c) => c.dataset.number));
   await testInfo.attach('phone-whole', { body: await page.screenshot(), contentType: 'image/png' });
-  await page.screenshot({ path: 'docs/screenshots/grid-whole-building-phone-390.png' });
+  await page.screenshot({ path: docsScreenshot('grid-whole-building-phone-390.png') });
   expect(cut).toEqual([]);
 });

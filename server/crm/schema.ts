@@ -195,6 +195,8 @@ export const crmPropertyObjects = crm.table(
     check('ck_crm_property_objects_status', sql`${t.status} IN ('Free', 'Reserved', 'Booked', 'Sold', 'Hidden')`),
     check('ck_crm_property_objects_deleted', sql`NOT ${t.deleted} OR ${t.deletedAt} IS NOT NULL`),
     check('ck_crm_property_objects_rooms', sql`${t.rooms} IS NULL OR ${t.rooms} >= 0`),
+    // the bookings list's project filter: the project's objects without reading the whole projection
+    index('ix_crm_property_objects_project').on(t.projectId),
   ],
 );
 

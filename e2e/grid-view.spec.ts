@@ -237,8 +237,9 @@ test('the board\'s page carries the grid once: cells as markup, their data by co
   const [first] = await buildingsOf(page);
   const html = await (await page.request.get(`/chessboard?project=${first.projectId}&building=${first.buildingId}`)).text();
   expect(html.match(/role="gridcell"/g)?.length ?? 0).toBe(first.grid.cells.length);
-  // an object per cell would repeat each key per cell in the page's payload
-  expect(html.match(/statusChangedAt/g) ?? []).toHaveLength(1);
+  // an object per cell would repeat each key per cell in the page's payload (the drawer's label of the
+  // same name is one more)
+  expect((html.match(/statusChangedAt/g) ?? []).length).toBeLessThanOrEqual(2);
   // ops.noAccess in both languages: the ops pages' namespace is given to the ops pages only
   expect(html).not.toContain('Панель эксплуатации доступна ops');
   expect(html).not.toContain('The operations dashboard is for ops');

@@ -154,7 +154,10 @@ interface RowProps {
 const GridRow = memo(function GridRow({ row, rowIndex, sections, texts, matches, selectedId, tabStop, textNow, timer, adopt }: RowProps) {
   const html = adopt ? '' : floorMarkup({ floor: row.floor, slots: row.slots, sections, texts: texts(), matches, selectedId, tabStop, textNow, timer });
   return <div role="row" aria-rowindex={rowIndex + 2} className="grid-row" dangerouslySetInnerHTML={{ __html: html }} suppressHydrationWarning />;
-}, (a, b) => a.signature === b.signature && a.matches === b.matches && a.selectedId === b.selectedId && a.tabStop === b.tabStop && a.rowIndex === b.rowIndex);
+  // the tab stop is not compared: a cell takes it on focus, between a click's mousedown and its click, and a
+  // floor written then would take the pressed cell away and the click with it; the grid moves the stop's
+  // tabindex itself, and a floor written for another reason writes the stop where it is
+}, (a, b) => a.signature === b.signature && a.matches === b.matches && a.selectedId === b.selectedId && a.rowIndex === b.rowIndex);
 
 /** A hold whose deadline has passed while the object is still held (the safety-net job will release it). */
 export function isOverdue(cell: GridCell, now: number): boolean {
@@ -316,6 +319,11 @@ export function ChessboardGrid({
     tickRef.current();
     const box = containerRef.current;
     const cell = (id: string) => box?.querySelector<HTMLElement>(`[data-cell-id="${CSS.escape(id)}"]`);
+    box?.querySelectorAll<HTMLElement>('[role=gridcell][tabindex="0"]').forEach((el) => { if (el.dataset.cellId !== tabStop) el.tabIndex = -1; });
+    if (tabStop) {
+      const stop = cell(tabStop);
+      if (stop) stop.tabIndex = 0;
+    }
     if (moveRequested.current && tabStop) {
       moveRequested.current = false;
       const el = cell(tabStop);

@@ -47,3 +47,11 @@ export const tenants = auth.table('tenants', {
   id: uuid('id').primaryKey(),
   name: text('name').notNull(),
 });
+
+/**
+ * auth's published reads (the `v_*` views): what other contexts may read of auth's tables. A user is named
+ * to other contexts by display name and role — never by e-mail or password hash.
+ */
+export const usersView = auth.view('v_users').as((qb) =>
+  qb.select({ id: users.id, displayName: users.displayName, role: users.role, tenantId: users.tenantId }).from(users));
+export const tenantsView = auth.view('v_tenants').as((qb) => qb.select().from(tenants));

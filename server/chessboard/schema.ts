@@ -173,3 +173,16 @@ export const holdMismatches = chessboard.table('hold_mismatches', {
 
 export const chessboardInbox = inboxTable(chessboard);
 export const chessboardOutbox = outboxTable(chessboard);
+
+/**
+ * chessboard's published reads (the `v_*` views): what ops (reconciliation, stuck holds, releases,
+ * mismatches, the DLQ's object names, the saga timeline) may read of chessboard's tables. Plain views, so
+ * the planner reads the tables' indexes through them (the reconciliation's index-only scans included); a
+ * column the readers use cannot be dropped or changed without changing its view.
+ */
+export const projectsView = chessboard.view('v_projects').as((qb) => qb.select().from(projects));
+export const buildingsView = chessboard.view('v_buildings').as((qb) => qb.select().from(buildings));
+export const propertyObjectsView = chessboard.view('v_property_objects').as((qb) => qb.select().from(propertyObjects));
+export const crmBookingVersionsView = chessboard.view('v_crm_booking_versions').as((qb) => qb.select().from(crmBookingVersions));
+export const holdReleasesView = chessboard.view('v_hold_releases').as((qb) => qb.select().from(holdReleases));
+export const holdMismatchesView = chessboard.view('v_hold_mismatches').as((qb) => qb.select().from(holdMismatches));

@@ -93,22 +93,21 @@ export const bookingRouter = router({
     .mutation(({ ctx, input }) => runCommand(ctx, 'booking.startSale', startSaleCommand, input)),
 
   byId: authedProcedure.input(bookingByIdInput).query(({ ctx, input }) => bookingById(ctx.database.db, ctx.actor, input)),
-  // the project filter and the object-number search are answered by the chessboard (its objects, in
-  // the actor's tenant scope), a name by auth (the deal's agent) and profile (the buyer's surname, the
-  // sets the actor may use); crm filters its bookings by the ids it gets back
+  // the object-number search is answered by the chessboard (its objects, in the actor's tenant scope), a
+  // name by auth (the deal's agent) and profile (the buyer's surname, the sets the actor may use); crm
+  // filters its bookings by the ids it gets back (the project filter it answers itself)
   list: authedProcedure.input(listBookingsInput).query(async ({ ctx, input }) => {
     const { db } = ctx.database;
     const name = input.search && PERSON_NAME.test(input.search) ? input.search : undefined;
-    const [project, numbered, agents, buyers] = await Promise.all([
-      input.projectId ? propertyObjectIdsMatching(db, ctx.actor, { projectId: input.projectId }) : undefined,
+    const [numbered, agents, buyers] = await Promise.all([
       input.search ? propertyObjectIdsMatching(db, ctx.actor, { number: flatNumber(input.search), projectId: input.projectId }) : undefined,
       name ? userIdsMatchingName(db, ctx.actor, name) : undefined,
       name ? buyerNameLookup().setIdsMatchingSurname(db, ctx.actor, ctx.env, name) : undefined,
     ]);
     const list = await listBookings(db, ctx.actor, input, new Date(), {
-      projectObjectIds: project?.ids, searchObjectIds: numbered?.ids, searchAgentIds: agents, searchRequisiteSetIds: buyers?.ids,
+      searchObjectIds: numbered?.ids, searchAgentIds: agents, searchRequisiteSetIds: buyers?.ids,
     });
-    return { ...list, objectsTruncated: Boolean(project?.truncated || numbered?.truncated || buyers?.truncated) };
+    return { ...list, objectsTruncated: Boolean(numbered?.truncated || buyers?.truncated) };
   }),
   setProgramReward: commandProcedure('program.setReward')
     .input(setProgramRewardInput)

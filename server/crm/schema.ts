@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { getTableColumns, sql } from 'drizzle-orm';
 import {
   bigserial, boolean, check, date, doublePrecision, index, integer, jsonb, numeric, pgSchema, text, timestamp, uniqueIndex, uuid,
 } from 'drizzle-orm/pg-core';
@@ -195,6 +195,8 @@ export const crmPropertyObjects = crm.table(
     check('ck_crm_property_objects_status', sql`${t.status} IN ('Free', 'Reserved', 'Booked', 'Sold', 'Hidden')`),
     check('ck_crm_property_objects_deleted', sql`NOT ${t.deleted} OR ${t.deletedAt} IS NOT NULL`),
     check('ck_crm_property_objects_rooms', sql`${t.rooms} IS NULL OR ${t.rooms} >= 0`),
+    // the bookings list's project filter: the project's objects without reading the whole projection
+    index('ix_crm_property_objects_project').on(t.projectId),
   ],
 );
 
@@ -249,3 +251,18 @@ export const bookingRollupDays = crm.table(
   },
   (t) => [index('ix_booking_rollup_days_unsettled').on(t.day).where(sql`NOT ${t.settled}`)],
 );
+
+/**
+ * crm's published reads (the `v_*` views): what ops (reconciliation, stuck holds, the saga timeline) and
+ * reports may read of crm's tables, and all they may. Plain views, so the planner reads the tables'
+ * indexes through them; a column the readers use cannot be dropped or changed without changing its view.
+ * The booking's documents and requisites stay crm's: readers learn a booking's state, not its papers.
+ */
+const { contractDocument: _contract, receiptDocument: _receipt, requisiteSetId: _requisites, requisiteSetVersion: _requisitesVersion, ...publishedBookingColumns } = getTableColumns(bookings);
+export const bookingsView = crm.view('v_bookings').as((qb) => qb.select(publishedBookingColumns).from(bookings));
+export const dealsView = crm.view('v_deals').as((qb) => qb.select().from(deals));
+export const bookingProgramsView = crm.view('v_booking_programs').as((qb) => qb.select().from(bookingPrograms));
+export const bookingTimelineView = crm.view('v_booking_timeline').as((qb) => qb.select().from(bookingTimeline));
+export const crmPropertyObjectsView = crm.view('v_property_objects').as((qb) => qb.select().from(crmPropertyObjects));
+export const bookingDailyRollupView = crm.view('v_booking_daily_rollup').as((qb) => qb.select().from(bookingDailyRollup));
+export const bookingRollupDaysView = crm.view('v_booking_rollup_days').as((qb) => qb.select().from(bookingRollupDays));

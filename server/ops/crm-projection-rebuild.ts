@@ -46,7 +46,7 @@ const CONSUMER_GROUP = CONSUMER_GROUPS.crmPropertyObjectProjection;
 
 /** What is compared: the fields crm's projection keeps of an object. */
 const DIFFERS = sql`(c.status <> p.status OR c.tenant_id <> p.tenant_id OR c.project_id <> p.project_id OR c.price IS DISTINCT FROM p.price)`;
-const PAIRS = sql`chessboard.property_objects c FULL JOIN crm.property_objects p ON p.id = c.id`;
+const PAIRS = sql`chessboard.v_property_objects c FULL JOIN crm.v_property_objects p ON p.id = c.id`;
 
 export async function compareCrmProjection(db: DbOrTx, opts: { sampleSize?: number } = {}): Promise<ProjectionComparison> {
   const [counts] = await db.execute<Record<string, number>>(sql`

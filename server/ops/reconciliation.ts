@@ -160,10 +160,10 @@ export async function compareCrmWithChessboard(
            po.hold_deal_id, po.hold_booking_id, p.name AS project_name, t.name AS tenant_name,
            (b.updated_at < ${ts(settled)} AND (po.id IS NULL OR po.updated_at < ${ts(settled)})) AS settled,
            chosen.target_id IS NOT NULL AS chosen
-    FROM crm.bookings b
-    LEFT JOIN chessboard.property_objects po ON po.id = b.property_object_id
-    LEFT JOIN chessboard.projects p ON p.id = po.project_id
-    LEFT JOIN auth.tenants t ON t.id = b.tenant_id
+    FROM crm.v_bookings b
+    LEFT JOIN chessboard.v_property_objects po ON po.id = b.property_object_id
+    LEFT JOIN chessboard.v_projects p ON p.id = po.project_id
+    LEFT JOIN auth.v_tenants t ON t.id = b.tenant_id
     -- a divergence an operator chose is not an event in flight: it is judged at once (a join with the few
     -- chosen ones, not a subquery per booking)
     LEFT JOIN (SELECT DISTINCT a.target_id FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION}) chosen ON chosen.target_id = b.id::text
@@ -220,15 +220,15 @@ export async function compareCrmWithChessboard(
            lb.id AS b_id, lb.status AS b_status, lb.deal_id AS b_deal, lb.version AS b_version,
            coalesce(lb.booking_expires_at, lb.reserve_expires_at) AS b_timer,
            (po.updated_at < ${ts(settled)} AND (lb.id IS NULL OR lb.updated_at < ${ts(settled)})) AS settled
-    FROM chessboard.property_objects po
-    JOIN chessboard.projects p ON p.id = po.project_id
-    LEFT JOIN auth.tenants t ON t.id = po.tenant_id
+    FROM chessboard.v_property_objects po
+    JOIN chessboard.v_projects p ON p.id = po.project_id
+    LEFT JOIN auth.v_tenants t ON t.id = po.tenant_id
     LEFT JOIN LATERAL (
-      SELECT x.* FROM crm.bookings x WHERE x.property_object_id = po.id AND x.deal_id = po.hold_deal_id
+      SELECT x.* FROM crm.v_bookings x WHERE x.property_object_id = po.id AND x.deal_id = po.hold_deal_id
       ORDER BY (x.id = po.hold_booking_id) DESC, x.created_at DESC LIMIT 1
     ) lb ON TRUE
     WHERE po.status IN ('Reserved', 'Booked') AND ${onlyObjects}
-      AND NOT EXISTS (SELECT 1 FROM crm.bookings a WHERE a.property_object_id = po.id AND a.deal_id = po.hold_deal_id AND a.status IN ${ACTIVE})
+      AND NOT EXISTS (SELECT 1 FROM crm.v_bookings a WHERE a.property_object_id = po.id AND a.deal_id = po.hold_deal_id AND a.status IN ${ACTIVE})
       AND ${scopeOf('po.tenant_id')}`);
   if (subjects !== 'all') for (const id of subjects.objectIds) out.comparedObjects.add(id);
   for (const r of orphans) {
@@ -304,7 +304,7 @@ async function explainCauses(db: DbOrTx, rows: ReconciliationRow[], consumerLag:
   const dlq = ids.length === 0 ? [] : await db.execute<{ aggregate_id: string }>(sql`
     SELECT DISTINCT aggregate_id FROM ops.dlq_messages WHERE decision IS NULL AND aggregate_id IN (${list(ids)})`);
   const mismatched = await db.execute<{ property_object_id: string }>(sql`
-    SELECT DISTINCT property_object_id FROM chessboard.hold_mismatches WHERE resolved_at IS NULL AND property_object_id::text IN (${list(objects)})`);
+    SELECT DISTINCT property_object_id FROM chessboard.v_hold_mismatches WHERE resolved_at IS NULL AND property_object_id::text IN (${list(objects)})`);
   const pending = ids.length === 0 ? [] : await db.execute<{ aggregate_id: string }>(sql`
     SELECT DISTINCT aggregate_id::text AS aggregate_id FROM crm.outbox WHERE published_at IS NULL AND aggregate_id::text IN (${list(ids)})`);
   const inDlq = new Set([...dlq.map((r) => r.aggregate_id), ...mismatched.map((r) => String(r.property_object_id))]);
@@ -334,8 +334,8 @@ async function markDivergences(db: DbOrTx, rows: ReconciliationRow[]): Promise<v
   const released = await db.execute<{ booking_id: string; deliberate: boolean }>(sql`
     SELECT v.booking_id::text AS booking_id,
            EXISTS (SELECT 1 FROM ops.audit_log a WHERE a.action = ${DIVERGENCE_AUDIT_ACTION} AND a.target_id = v.booking_id::text) AS deliberate
-      FROM chessboard.crm_booking_versions v
-      JOIN crm.bookings b ON b.id = v.booking_id
+      FROM chessboard.v_crm_booking_versions v
+      JOIN crm.v_bookings b ON b.id = v.booking_id
      WHERE (v.released OR v.applied_version >= b.version) AND v.booking_id::text IN (${list})`);
   const byBooking = new Map(released.map((r) => [r.booking_id, r.deliberate]));
   for (const r of candidates) {

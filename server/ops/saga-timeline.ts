@@ -1,17 +1,17 @@
-import { and, asc, eq, gte, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, getViewSelectedFields, gte, inArray, sql } from 'drizzle-orm';
 import type { Actor } from '../auth/actor';
-import { tenantFilter } from '../crm/commands/tenant-scope';
+import { bookingRecordById } from '../crm/queries';
 import { cardProjectionConsumer } from '../catalog/card-projection.consumer';
 import { catalogInbox } from '../catalog/schema';
 import { dealChatConsumer } from '../messenger/deal-chat.consumer';
 import { messengerInbox } from '../messenger/schema';
 import { crmPropertyObjectStatusConsumer } from '../chessboard/crm-property-object-status.consumer';
-import { chessboardInbox, chessboardOutbox, holdMismatches, holdReleases, propertyObjects } from '../chessboard/schema';
-import { bookings, bookingTimeline, crmOutbox } from '../crm/schema';
+import { chessboardInbox, chessboardOutbox, holdMismatchesView as holdMismatches, holdReleasesView as holdReleases, propertyObjectsView as propertyObjects } from '../chessboard/schema';
+import { bookingTimelineView as bookingTimeline, crmOutbox } from '../crm/schema';
 import type { DbOrTx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { TOPICS } from '../platform/kafka/topics';
-import { users } from '../auth/schema';
+import { usersView as users } from '../auth/schema';
 import { notificationsBookingEventsConsumer } from '../notifications/booking-events.consumer';
 import { notificationsInbox } from '../notifications/schema';
 import { rewardsBookingEventsConsumer } from '../rewards/booking-events.consumer';
@@ -133,18 +133,12 @@ const notFound = () => new AppError('CRM_BOOKING_NOT_FOUND', 'NOT_FOUND', 'Booki
 type OutboxRow = typeof crmOutbox.$inferSelect;
 
 export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: string, now: Date = new Date()): Promise<SagaTimeline> {
-  const [booking] = await db
-    .select({
-      id: bookings.id, tenantId: bookings.tenantId, dealId: bookings.dealId, propertyObjectId: bookings.propertyObjectId,
-      status: bookings.status, version: bookings.version, createdAt: bookings.createdAt, updatedAt: bookings.updatedAt,
-    })
-    .from(bookings)
-    // crm's scope: a tenant role its tenant, an investor the bookings of its deals (another's is not found)
-    .where(and(eq(bookings.id, bookingId), tenantFilter(actor, bookings.tenantId)));
+  // crm's scope: a tenant role its tenant, an investor the bookings of its deals (another's is not found)
+  const booking = await bookingRecordById(db, actor, bookingId);
   if (!booking) throw notFound();
 
   const timeline = await db
-    .select({ row: bookingTimeline, actorName: users.displayName })
+    .select({ row: getViewSelectedFields(bookingTimeline), actorName: users.displayName })
     .from(bookingTimeline)
     .leftJoin(users, sql`${users.id}::text = ${bookingTimeline.actorId}`)
     .where(eq(bookingTimeline.bookingId, bookingId))
@@ -164,7 +158,7 @@ export async function getSagaTimeline(db: DbOrTx, actor: Actor, bookingId: strin
 
   // safety-net / manual releases of this booking's hold, with the person of a manual one
   const releaseRows = await db
-    .select({ release: holdReleases, actorName: users.displayName })
+    .select({ release: getViewSelectedFields(holdReleases), actorName: users.displayName })
     .from(holdReleases)
     .leftJoin(users, sql`${users.id}::text = ${holdReleases.actorId}`)
     .where(and(

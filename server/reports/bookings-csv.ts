@@ -64,10 +64,10 @@ export function bookingsCsv(db: Db, actor: Actor, input: ReportInput, separator:
                b.status, b.payment_status, p.name AS program, p.is_paid, b.deal_id, d.title AS deal_title, d.agent_id,
                po.project_id, b.property_object_id, ${isoUtc(sql`b.booked_at`)} AS booked_at,
                ${isoUtc(sql`b.booking_expires_at`)} AS booking_expires_at, ${isoUtc(sql`b.closed_at`)} AS closed_at, b.closed_reason
-        FROM crm.bookings b
-        JOIN crm.deals d ON d.id = b.deal_id
-        JOIN crm.booking_programs p ON p.id = b.program_id
-        LEFT JOIN crm.property_objects po ON po.id = b.property_object_id
+        FROM crm.v_bookings b
+        JOIN crm.v_deals d ON d.id = b.deal_id
+        JOIN crm.v_booking_programs p ON p.id = b.program_id
+        LEFT JOIN crm.v_property_objects po ON po.id = b.property_object_id
         WHERE ${scopeSql(scope)}
           AND b.created_at >= ${input.from.toISOString()}::timestamptz AND b.created_at < ${input.to.toISOString()}::timestamptz
           ${project}

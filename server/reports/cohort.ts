@@ -59,10 +59,10 @@ export function cohortSql(scope: ReportScope, input: Pick<ReportInput, 'from' | 
   // the same columns either way (an inner join to the deal, a left join to crm's object); OFFSET 0 keeps
   // the planner from turning the subqueries back into joins
   const lookups = spanDays(ranges) <= LOOKUP_BY_KEY_MAX_DAYS
-    ? sql`CROSS JOIN LATERAL (SELECT d.agent_id FROM crm.deals d WHERE d.id = b.deal_id OFFSET 0) d
-    LEFT JOIN LATERAL (SELECT po.project_id, po.floor, po.rooms FROM crm.property_objects po WHERE po.id = b.property_object_id OFFSET 0) po ON TRUE`
-    : sql`JOIN crm.deals d ON d.id = b.deal_id
-    LEFT JOIN crm.property_objects po ON po.id = b.property_object_id`;
+    ? sql`CROSS JOIN LATERAL (SELECT d.agent_id FROM crm.v_deals d WHERE d.id = b.deal_id OFFSET 0) d
+    LEFT JOIN LATERAL (SELECT po.project_id, po.floor, po.rooms FROM crm.v_property_objects po WHERE po.id = b.property_object_id OFFSET 0) po ON TRUE`
+    : sql`JOIN crm.v_deals d ON d.id = b.deal_id
+    LEFT JOIN crm.v_property_objects po ON po.id = b.property_object_id`;
   return sql`
     SELECT b.id, b.tenant_id, b.status, b.payment_status, b.created_at, b.booked_at, b.closed_at, b.closed_reason,
            d.agent_id, po.project_id,
@@ -77,9 +77,9 @@ export function cohortSql(scope: ReportScope, input: Pick<ReportInput, 'from' | 
            CASE
              WHEN b.payment_status = 'NotRequired' THEN b.booked_at
              WHEN b.payment_status = 'Pending' THEN NULL
-             ELSE (SELECT min(tl.at) FROM crm.booking_timeline tl WHERE tl.booking_id = b.id AND tl.action = 'uploadContract')
+             ELSE (SELECT min(tl.at) FROM crm.v_booking_timeline tl WHERE tl.booking_id = b.id AND tl.action = 'uploadContract')
            END AS confirmed_at
-    FROM crm.bookings b
+    FROM crm.v_bookings b
     ${lookups}
     WHERE ${scopeSql(scope)}
       AND ${createdIn(ranges)}

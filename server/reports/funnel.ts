@@ -124,7 +124,7 @@ export async function funnelSources(db: Db, input: Pick<ReportInput, 'from' | 't
   const whole = useRollup ? wholeDays(input.from, input.to) : null;
   if (!whole) return { rolledUpDays: [], raw: [{ from: input.from, to: input.to }] };
   const rows = await db.execute<{ day: string }>(sql`
-    SELECT day::text AS day FROM crm.booking_rollup_days
+    SELECT day::text AS day FROM crm.v_booking_rollup_days
      WHERE settled AND day >= ${whole.first.toISOString()}::date AND day < ${whole.end.toISOString()}::date ORDER BY day`);
   const days = rows.map((r) => r.day);
   return { rolledUpDays: days, raw: rangesWithout(input.from, input.to, days) };
@@ -156,7 +156,7 @@ export async function funnelReport(db: Db, actor: Actor, input: ReportInput, opt
       SELECT r.tenant_id, r.project_id, r.dim, r.key, ${sumOf('r.bookings')}, ${sumOf('r.confirmed')}, ${sumOf('r.paid')}, ${sumOf('r.sold')},
              ${sumOf('r.active')}, ${sumOf('r.cancelled')}, ${sumOf('r.reserve_expired')}, ${sumOf('r.booking_expired')},
              NULL::double precision[], NULL::double precision[], NULL::double precision[]
-        FROM crm.booking_daily_rollup r
+        FROM crm.v_booking_daily_rollup r
        WHERE ${rolledUp}
        GROUP BY r.tenant_id, r.project_id, r.dim, r.key
     ),
@@ -164,7 +164,7 @@ export async function funnelReport(db: Db, actor: Actor, input: ReportInput, opt
     durations AS MATERIALIZED (
       SELECT confirm_secs, pay_secs, sell_secs FROM facts WHERE dim = 'all'
       UNION ALL
-      SELECT r.confirm_secs, r.pay_secs, r.sell_secs FROM crm.booking_daily_rollup r WHERE ${rolledUp} AND r.dim = 'all'
+      SELECT r.confirm_secs, r.pay_secs, r.sell_secs FROM crm.v_booking_daily_rollup r WHERE ${rolledUp} AND r.dim = 'all'
     )
     SELECT
       (SELECT json_build_object(

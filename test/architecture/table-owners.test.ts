@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { contextOf, sourceFiles, TableWriteScanner, type TableWrite } from './table-writes';
+import { contextOf, sourceFiles, TableWriteScanner, type TableRead, type TableWrite } from './table-writes';
 
 /**
- * Issue #18: every table has one owner — the context folder whose schema declares it — and only that
- * context writes it. Other contexts act through the owner's exported commands (ops → chessboard's
+ * Every table has one owner — the context folder whose schema declares it — and only that context
+ * writes it; other contexts read it through the owner's published views (`<schema>.v_*`) or functions. Other contexts act through the owner's exported commands (ops → chessboard's
  * resolveHoldMismatch, each context's inbox replay, crm's republish; every context → platform's recordAudit).
  * This test lists each table's writers from the code (table-writes.ts) and fails naming file → table
  * for every write from another folder.
@@ -43,14 +43,29 @@ function scan() {
   const scanner = new TableWriteScanner(ROOT, files);
   const owners = new Map(scanner.declarations.map((d) => [d.table, d.owner]));
   const writes = scanner.allWrites();
-  return { scanner, owners, writes, files };
+  const reads = scanner.allReads();
+  return { scanner, owners, writes, reads, files };
 }
 
 const allowedFor = (w: TableWrite) => ALLOWED.find((a) => a.file === w.file && (a.tables === 'any' || a.tables.includes(w.table)));
 const show = (w: TableWrite) => `${w.file}:${w.line} → ${w.table} (${w.how})`;
 
-describe('table owners (issue #18)', () => {
-  const { scanner, owners, writes, files } = scan();
+/**
+ * What a context may read besides its own tables: another context's published reads — the views it
+ * declares as `<schema>.v_*` — platform's tables (the job runs, the audit trail), and the outboxes and
+ * inboxes, which have the platform's shape (server/platform/outbox/table.ts) and which ops reads as the
+ * saga's message log (saga timeline, reconciliation, DLQ). Platform's mechanisms read whatever outbox or
+ * inbox their caller names.
+ */
+function readAllowed(r: TableRead, owner: string | undefined, kind: 'table' | 'view' | undefined): boolean {
+  if (owner === r.context || owner === 'platform' || r.context === 'platform') return true;
+  if (kind === 'view' && /\.v_\w+$/.test(r.table)) return true;
+  return /\.(inbox|outbox)$/.test(r.table);
+}
+
+describe('table owners', () => {
+  const { scanner, owners, writes, reads, files } = scan();
+  const kinds = new Map(scanner.declarations.map((d) => [d.table, d.kind]));
 
   it('every table is declared once, by one context', () => {
     const tables = scanner.declarations.map((d) => d.table);
@@ -66,6 +81,28 @@ describe('table owners (issue #18)', () => {
   it('no context writes a table it does not own', () => {
     const foreign = writes.filter((w) => !isTestSupport(w.file) && owners.get(w.table) !== w.context && !allowedFor(w));
     expect(foreign.map(show)).toEqual([]);
+  });
+
+  it("no context reads another context's table: it reads the owner's published views (v_*) or calls the owner", () => {
+    const foreign = reads.filter((r) => !isTestSupport(r.file) && !readAllowed(r, owners.get(r.table), kinds.get(r.table)));
+    expect(foreign.map((r) => `${r.file}:${r.line} → ${r.table} (${r.how})`)).toEqual([]);
+  });
+
+  it('every published view is declared by the owner of its schema and read by another context', () => {
+    const views = scanner.declarations.filter((d) => d.kind === 'view');
+    expect(views.length).toBeGreaterThan(10);
+    expect(views.filter((v) => v.table.split('.')[0] !== v.owner || !/\.v_\w+$/.test(v.table)).map((v) => v.table)).toEqual([]);
+    const readByOthers = new Set(reads.filter((r) => !isTestSupport(r.file) && owners.get(r.table) !== r.context).map((r) => r.table));
+    expect(views.filter((v) => !readByOthers.has(v.table)).map((v) => v.table)).toEqual([]);
+  });
+
+  it('the read scan finds the readers (drizzle and raw SQL, views and tables)', () => {
+    const has = (table: string, file: string) => reads.some((r) => r.table === table && r.file === file);
+    expect(has('crm.v_bookings', 'server/ops/reconciliation.ts')).toBe(true);
+    expect(has('crm.v_booking_daily_rollup', 'server/reports/funnel.ts')).toBe(true);
+    expect(has('chessboard.v_hold_releases', 'server/ops/saga-timeline.ts')).toBe(true);
+    expect(has('chessboard.v_property_objects', 'server/ops/crm-projection-rebuild.ts')).toBe(true);
+    expect(has('crm.bookings', 'server/crm/queries.ts')).toBe(true);
   });
 
   it('every allow-list entry is still needed', () => {
@@ -131,6 +168,20 @@ describe('table-writes scanner', () => {
       seen.delete(key); hash.update(text);
       await tx.insert(bookings).values({}).onConflictDoUpdate({ target: bookings.id, set: {} });`)).toEqual(['crm.bookings/drizzle']);
     expect(tablesWritten('await tx.execute(sql`INSERT INTO crm.bookings (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET id = 2`)')).toEqual(['crm.bookings/sql']);
+  });
+
+  it('finds reads: drizzle from / joins, raw SQL names and placeholders, views declared like tables', () => {
+    const withView = `${schema}
+      export const bookingsView = crm.view('v_bookings').as((qb) => qb.select().from(bookings));`;
+    const scanner = new TableWriteScanner('/', ['server/crm/schema.ts', 'server/ops/x.ts'], (f) => ({ 'server/crm/schema.ts': withView, 'server/ops/x.ts': `
+      import { bookings, bookingsView } from '../../server/crm/schema';
+      await db.select().from(bookingsView).leftJoin(bookings, sql\`true\`);
+      const PAIRS = sql\`crm.inbox i JOIN crm.v_bookings b ON b.id = i.id\`;
+      await db.execute(sql\`SELECT 1 FROM \${bookings} WHERE x = 'crm.not_a_table' AND t IS DISTINCT FROM 1\`);` })[f]);
+    expect(scanner.declarations.map((d) => `${d.table}:${d.kind}`)).toEqual(['crm.bookings:table', 'crm.inbox:table', 'crm.v_bookings:view']);
+    expect(scanner.readsOf('server/ops/x.ts').map((r) => `${r.table}/${r.how}`).sort()).toEqual([
+      'crm.bookings/drizzle', 'crm.bookings/sql', 'crm.inbox/sql', 'crm.v_bookings/drizzle', 'crm.v_bookings/sql',
+    ]);
   });
 
   it('names the context of a file', () => {

@@ -12,6 +12,11 @@ import ts from 'typescript';
  *   - `writeOutbox*(tx, 'crm' | table, …)`: the platform's outbox writer inserts for its caller;
  *   - a consumer definition `{ topics, inbox: 'crm' }`: the platform's runner writes that inbox for it.
  * An expression that resolves to no declared table is reported as `dynamic` (a table chosen at run time).
+ *
+ * And who reads which table or view (`readsOf`):
+ *   - drizzle `.from(T)` and `.innerJoin(T)` / `.leftJoin(T)` / … where T resolves to a declared table or view;
+ *   - raw SQL naming `schema.name` anywhere (FROM, JOIN, a fragment spliced into them), or a `${T}` placeholder.
+ * Views are declared like tables (`x.view('v_…', …)`), owned by the folder that declares them.
  */
 
 export interface TableDeclaration {
@@ -20,6 +25,16 @@ export interface TableDeclaration {
   /** the context folder (first folder under server/) of the file that declares it */
   owner: string;
   file: string;
+  kind: 'table' | 'view';
+}
+
+export interface TableRead {
+  file: string;
+  context: string;
+  /** `schema.table` or `schema.view`, or `dynamic` */
+  table: string;
+  how: 'drizzle' | 'sql';
+  line: number;
 }
 
 export interface TableWrite {
@@ -144,7 +159,15 @@ export class TableWriteScanner {
           continue;
         }
         let table: string | undefined;
-        if (ts.isPropertyAccessExpression(call.expression) && call.expression.name.text === 'table'
+        let kind: TableDeclaration['kind'] = 'table';
+        // a view: x.view('v_name', …).as(…) or .existing() — the call chain starts at x.view(…)
+        let head: ts.Expression = call;
+        while (ts.isCallExpression(head) && ts.isPropertyAccessExpression(head.expression) && ts.isCallExpression(head.expression.expression)) head = head.expression.expression;
+        if (ts.isCallExpression(head) && ts.isPropertyAccessExpression(head.expression) && head.expression.name.text === 'view'
+          && ts.isIdentifier(head.expression.expression) && schemaVars.has(head.expression.expression.text) && head.arguments[0] && ts.isStringLiteral(head.arguments[0])) {
+          table = `${schemaVars.get(head.expression.expression.text)}.${head.arguments[0].text}`;
+          kind = 'view';
+        } else if (ts.isPropertyAccessExpression(call.expression) && call.expression.name.text === 'table'
           && ts.isIdentifier(call.expression.expression) && schemaVars.has(call.expression.expression.text) && arg0 && ts.isStringLiteral(arg0)) {
           table = `${schemaVars.get(call.expression.expression.text)}.${arg0.text}`;
         } else if (ts.isIdentifier(call.expression) && /^(inbox|outbox)Table$/.test(call.expression.text) && arg0 && ts.isIdentifier(arg0) && schemaVars.has(arg0.text)) {
@@ -152,7 +175,7 @@ export class TableWriteScanner {
         }
         if (table) {
           declared.set(d.name.text, table);
-          this.declarations.push({ table, owner: contextOf(file), file });
+          this.declarations.push({ table, owner: contextOf(file), file, kind });
         }
       }
     }
@@ -304,6 +327,65 @@ export class TableWriteScanner {
     };
     visit(p.source);
     return writes;
+  }
+
+  /** Every read of one file: drizzle FROM / JOIN of a declared table or view, every table or view raw SQL names. */
+  readsOf(file: string): TableRead[] {
+    const p = this.parse(file);
+    if (!p) return [];
+    const reads: TableRead[] = [];
+    const context = contextOf(file);
+    const record = (node: ts.Node, how: TableRead['how'], tables: Iterable<string>) => {
+      const line = p.source.getLineAndCharacterOfPosition(node.getStart(p.source)).line + 1;
+      for (const table of tables) reads.push({ file, context, table, how, line });
+    };
+    const scanSql = (template: ts.TemplateLiteral | ts.StringLiteral, tagged: boolean) => {
+      const pieces: string[] = [];
+      const placeholders: ts.Expression[] = [];
+      if (ts.isTemplateExpression(template)) {
+        pieces.push(template.head.text);
+        for (const span of template.templateSpans) {
+          placeholders.push(span.expression);
+          pieces.push(`\uE000${placeholders.length - 1}\uE000`, span.literal.text);
+        }
+      } else pieces.push(template.text);
+      const text = pieces.join('');
+      // every schema.name the statement names — after FROM / JOIN, or in a fragment spliced into one
+      // (`${PAIRS}`) — and every `${T}` placeholder that is a table: what a statement names, it reads or
+      // writes, and a write of another context's table is a failure of its own
+      // (string literals left out: 'crm.reports-daily-rollup' is a lock's name, not a table)
+      for (const m of text.replace(/--[^\n]*/g, '').replace(/'[^']*'/g, "''").matchAll(/(?<![\w.])"?(\w+)"?\."?(\w+)"?/g)) {
+        if (this.schemas.has(m[1])) record(template, 'sql', [`${m[1]}.${m[2]}`]);
+      }
+      if (tagged) {
+        for (const expr of placeholders) {
+          if (ts.isIdentifier(expr)) {
+            const tables = this.tablesOf(p, expr);
+            if (tables.size > 0) record(template, 'sql', tables);
+          }
+        }
+      }
+    };
+    const visit = (node: ts.Node) => {
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+        const name = node.expression.name.text;
+        if (/^(from|innerJoin|leftJoin|rightJoin|fullJoin|crossJoin)$/.test(name) && node.arguments[0]) {
+          const tables = this.tablesOf(p, node.arguments[0]);
+          if (tables.size > 0) record(node, 'drizzle', tables);
+        }
+        if (/^(unsafe|raw)$/.test(name) && node.arguments[0] && (ts.isTemplateExpression(node.arguments[0]) || ts.isNoSubstitutionTemplateLiteral(node.arguments[0]) || ts.isStringLiteral(node.arguments[0]))) {
+          scanSql(node.arguments[0], false);
+        }
+      }
+      if (ts.isTaggedTemplateExpression(node) && /sql$/i.test(node.tag.getText(p.source))) scanSql(node.template, true);
+      ts.forEachChild(node, visit);
+    };
+    visit(p.source);
+    return reads;
+  }
+
+  allReads(): TableRead[] {
+    return this.files.flatMap((f) => this.readsOf(f));
   }
 
   allWrites(): TableWrite[] {

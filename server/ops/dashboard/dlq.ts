@@ -264,9 +264,9 @@ export async function listDlqMessages(
       FROM ${dlqMessages} x WHERE x.message_id = d.message_id AND x.consumer_group = d.consumer_group
     ) s ON d.message_id IS NOT NULL
     LEFT JOIN LATERAL (
-      SELECT * FROM chessboard.hold_mismatches h WHERE h.message_id = d.message_id ORDER BY h.id DESC LIMIT 1
+      SELECT * FROM chessboard.v_hold_mismatches h WHERE h.message_id = d.message_id ORDER BY h.id DESC LIMIT 1
     ) hm ON d.error_code = 'CHESSBOARD_PROPERTY_OBJECT_HOLD_MISMATCH'
-    LEFT JOIN chessboard.property_objects po ON po.id = hm.property_object_id
+    LEFT JOIN chessboard.v_property_objects po ON po.id = hm.property_object_id
     WHERE ${input.includeDecided ? sql`TRUE` : sql`d.decision IS NULL`}
       AND NOT EXISTS (SELECT 1 FROM ${dlqMessages} n WHERE n.retry_of = d.topic || '/' || d.partition || '/' || d."offset")
       AND ${input.group ? sql`d.consumer_group = ${input.group}` : sql`TRUE`}

@@ -28,7 +28,7 @@ export async function getStuckHoldsSummary(db: DbOrTx, input: { now: Date; grace
            count(*) FILTER (WHERE timer < ${ts(cutoff)})::int AS past_grace,
            min(timer) AS oldest
     FROM (SELECT coalesce(po.reserved_until, po.booked_until) AS timer
-          FROM chessboard.property_objects po
+          FROM chessboard.v_property_objects po
           WHERE ${overdueHold(input.now)} AND ${tenantFilter(sql`po.tenant_id`, input.scope)}) x`);
   return { inGrace: num(r.in_grace), pastGrace: num(r.past_grace), oldestTimer: toDate(r.oldest), graceMs: input.graceMs };
 }
@@ -103,13 +103,13 @@ export async function listStuckHolds(
            po.status, ${timer} AS timer, po.hold_deal_id, po.hold_booking_id, po.status_changed_at,
            ab.id AS ab_id, ab.status AS ab_status, ab.deal_id AS ab_deal_id,
            hb.id AS hb_id, hb.status AS hb_status
-    FROM chessboard.property_objects po
-    JOIN chessboard.projects p ON p.id = po.project_id
-    JOIN chessboard.buildings b ON b.id = po.building_id
-    LEFT JOIN auth.tenants t ON t.id = po.tenant_id
-    LEFT JOIN crm.bookings ab ON ab.property_object_id = po.id AND ab.status IN ('Reserved', 'AwaitingPayment', 'Booked')
+    FROM chessboard.v_property_objects po
+    JOIN chessboard.v_projects p ON p.id = po.project_id
+    JOIN chessboard.v_buildings b ON b.id = po.building_id
+    LEFT JOIN auth.v_tenants t ON t.id = po.tenant_id
+    LEFT JOIN crm.v_bookings ab ON ab.property_object_id = po.id AND ab.status IN ('Reserved', 'AwaitingPayment', 'Booked')
     LEFT JOIN LATERAL (
-      SELECT x.id, x.status FROM crm.bookings x
+      SELECT x.id, x.status FROM crm.v_bookings x
       WHERE x.property_object_id = po.id AND x.deal_id = po.hold_deal_id
       ORDER BY (x.id = po.hold_booking_id) DESC, x.created_at DESC LIMIT 1
     ) hb ON TRUE
@@ -162,7 +162,7 @@ export async function getLostReleaseCounts(db: DbOrTx, input: { now: Date; scope
     SELECT count(*) FILTER (WHERE released_at > ${at(HOUR)})::int AS h,
            count(*) FILTER (WHERE released_at > ${at(DAY)})::int AS d,
            count(*)::int AS w
-    FROM chessboard.hold_releases
+    FROM chessboard.v_hold_releases
     WHERE status_source = 'ExpirationJob' AND released_at > ${at(7 * DAY)} AND released_at <= ${ts(input.now)}
       AND ${tenantFilter(sql`tenant_id`, input.scope)}`);
   return { lastHour: num(r.h), lastDay: num(r.d), lastWeek: num(r.w) };
@@ -204,13 +204,13 @@ export async function listHoldReleases(
     SELECT hr.id, hr.released_at, hr.status_source, hr.property_object_id, po.number, po.building_id, hr.tenant_id, t.name AS tenant_name,
            hr.project_id, p.name AS project_name, hr.hold_deal_id, hr.from_status, hr.expired_timer_at, hr.overdue_by_ms,
            hr.run_id, hr.actor_id, hr.reason, hr.message_id,
-           (SELECT b.id FROM crm.bookings b
+           (SELECT b.id FROM crm.v_bookings b
              WHERE b.property_object_id = hr.property_object_id AND b.deal_id = hr.hold_deal_id AND b.created_at <= hr.released_at
              ORDER BY b.created_at DESC LIMIT 1) AS booking_id
-    FROM chessboard.hold_releases hr
-    LEFT JOIN chessboard.property_objects po ON po.id = hr.property_object_id
-    LEFT JOIN chessboard.projects p ON p.id = hr.project_id
-    LEFT JOIN auth.tenants t ON t.id = hr.tenant_id
+    FROM chessboard.v_hold_releases hr
+    LEFT JOIN chessboard.v_property_objects po ON po.id = hr.property_object_id
+    LEFT JOIN chessboard.v_projects p ON p.id = hr.project_id
+    LEFT JOIN auth.v_tenants t ON t.id = hr.tenant_id
     WHERE hr.released_at >= ${ts(since)} AND hr.released_at <= ${ts(input.now)}
       AND ${source === 'all' ? sql`TRUE` : sql`hr.status_source = ${source}`}
       AND ${tenantFilter(sql`hr.tenant_id`, input.scope)}
@@ -252,7 +252,7 @@ export async function holdReleaseHistogram(db: DbOrTx, input: { now: Date; scope
   const since = new Date(input.now.getTime() - input.rangeMs);
   const rows = await db.execute<{ bucket: string; source: string; n: number }>(sql`
     SELECT date_trunc(${unit}, released_at AT TIME ZONE 'UTC') AS bucket, status_source AS source, count(*)::int AS n
-    FROM chessboard.hold_releases
+    FROM chessboard.v_hold_releases
     WHERE released_at >= ${ts(since)} AND released_at <= ${ts(input.now)} AND ${tenantFilter(sql`tenant_id`, input.scope)}
     GROUP BY 1, 2`);
   const key = (d: Date) => Math.floor(d.getTime() / step) * step;
@@ -284,6 +284,6 @@ export async function getHoldMismatchCounts(db: DbOrTx, input: { now: Date; scop
     SELECT count(*) FILTER (WHERE observed_at > ${at(HOUR)} AND observed_at <= ${ts(input.now)})::int AS h,
            count(*) FILTER (WHERE observed_at > ${at(DAY)} AND observed_at <= ${ts(input.now)})::int AS d,
            count(*) FILTER (WHERE resolved_at IS NULL)::int AS u
-    FROM chessboard.hold_mismatches WHERE ${tenantFilter(sql`tenant_id`, input.scope)}`);
+    FROM chessboard.v_hold_mismatches WHERE ${tenantFilter(sql`tenant_id`, input.scope)}`);
   return { lastHour: num(r.h), lastDay: num(r.d), unresolved: num(r.u) };
 }

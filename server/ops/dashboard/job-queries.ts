@@ -126,7 +126,7 @@ export interface JobControlRow {
 export async function jobControls(db: DbOrTx): Promise<Map<string, JobControlRow>> {
   const rows = await db.execute<Record<string, unknown>>(sql`
     SELECT c.job, c.paused, c.changed_by, u.display_name, c.changed_at, c.reason
-    FROM ops.job_controls c LEFT JOIN auth.users u ON u.id::text = c.changed_by`);
+    FROM ops.job_controls c LEFT JOIN auth.v_users u ON u.id::text = c.changed_by`);
   return new Map(rows.map((r) => [String(r.job), {
     job: String(r.job), paused: Boolean(r.paused), changedBy: (r.changed_by as string | null) ?? null,
     changedByName: (r.display_name as string | null) ?? null, changedAt: toDate(r.changed_at), reason: (r.reason as string | null) ?? null,

@@ -1,0 +1,1 @@
+CREATE INDEX "ix_crm_property_objects_project" ON "crm"."property_objects" USING btree ("project_id");

@@ -232,6 +232,56 @@ test('a board opened by its URL comes with its cells in the first HTML, and hydr
   expect(gridRequests.filter((u) => new URL(u).pathname.includes('chessboard.grid') || /chessboard\.(projects|buildings)/.test(new URL(u).pathname))).toEqual([]);
 });
 
+test('the board\'s page carries the grid once: cells as markup, their data by column, and no ops page\'s messages', async ({ page }) => {
+  await signIn(page, USERS.devManager);
+  const [first] = await buildingsOf(page);
+  const html = await (await page.request.get(`/chessboard?project=${first.projectId}&building=${first.buildingId}`)).text();
+  expect(html.match(/role="gridcell"/g)?.length ?? 0).toBe(first.grid.cells.length);
+  // an object per cell would repeat each key per cell in the page's payload (the drawer's label of the
+  // same name is one more)
+  expect((html.match(/statusChangedAt/g) ?? []).length).toBeLessThanOrEqual(2);
+  // ops.noAccess in both languages: the ops pages' namespace is given to the ops pages only
+  expect(html).not.toContain('Панель эксплуатации доступна ops');
+  expect(html).not.toContain('The operations dashboard is for ops');
+});
+
+test('hydration adopts the server\'s cells: no cell text is formatted again, and the menu prefetches no page', async ({ page }) => {
+  await signIn(page, USERS.devManager);
+  await page.setViewportSize({ width: 1366, height: 768 });
+  const [first] = await buildingsOf(page);
+  // number formats used by the page before the grid handles keys and clicks (every cell's price and
+  // area were formatted again at hydration when the browser made the cells' text itself)
+  await page.addInitScript(() => {
+    const w = window as unknown as { __formatsBeforeHydrated: number };
+    w.__formatsBeforeHydrated = 0;
+    const format = Object.getOwnPropertyDescriptor(Intl.NumberFormat.prototype, 'format')!;
+    Object.defineProperty(Intl.NumberFormat.prototype, 'format', {
+      configurable: true,
+      get(this: Intl.NumberFormat) {
+        const bound = format.get!.call(this) as (n: number) => string;
+        return (n: number) => {
+          if (!document.querySelector('[role=grid][data-hydrated]')) w.__formatsBeforeHydrated++;
+          return bound(n);
+        };
+      },
+    });
+  });
+  await page.route('**/api/events**', (route) => route.abort());
+  const prefetches: string[] = [];
+  page.on('request', (r) => { if (r.headers()['next-router-prefetch']) prefetches.push(r.url()); });
+  await page.goto(`/chessboard?project=${first.projectId}&building=${first.buildingId}`);
+  await expect(page.locator('[role=grid][data-hydrated]')).toHaveCount(1);
+  const formats = await page.evaluate(() => (window as unknown as { __formatsBeforeHydrated: number }).__formatsBeforeHydrated);
+  expect(formats).toBeLessThan(first.grid.cells.length / 4);
+  // the cells are the server's text, now live: a click opens the drawer and selects the cell
+  const sample = first.grid.cells[0];
+  await page.locator(`[data-cell-id="${sample.id}"]`).click();
+  await expect(page.getByTestId('object-drawer').getByRole('heading', { level: 2 })).toContainText(sample.number);
+  await expect(page.locator(`[data-cell-id="${sample.id}"]`)).toHaveAttribute('aria-selected', 'true');
+  await page.waitForLoadState('networkidle');
+  expect(prefetches).toEqual([]);
+});
+
 /** The largest building of the seed (25 floors × 4 sections × 4 units, four-digit numbers). */
 async function largest(page: Page) {
   return (await buildingsOf(page)).sort((a, b) => b.grid.cells.length - a.grid.cells.length)[0];

@@ -2,11 +2,12 @@
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, type RefObject } from 'react';
 import { useLocale, useTranslations } from 'next-intl';
 import { currentNow, subscribeNow } from './clock';
-import { durationWords, type DurationLocale } from './duration-words';
+import type { DurationLocale } from './duration-words';
 import { fillIn } from './message-template';
 import { useFormat } from './format';
+import { floorMarkup, sectionWidth, timerText, type CellText } from './grid-markup';
 import type { Density } from './grid-view';
-import { STATUS_GLYPH, type ObjectStatus } from './status';
+import type { ObjectStatus } from './status';
 import type { RouterOutputs } from './trpc';
 
 export type Grid = RouterOutputs['chessboard']['grid'];
@@ -17,6 +18,12 @@ interface Layout {
   sections: { section: number; start: number; width: number }[];
   totalCols: number;
   position: Map<string, { row: number; col: number }>;
+}
+
+/** The value made by `make` on the first call, the same one on every call after. */
+function lazyOnce<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
 }
 
 const byNumber = new Intl.Collator(undefined, { numeric: true });
@@ -117,63 +124,14 @@ export function moveFocus(layout: Layout, fromId: string, key: string, ctrl: boo
   }
 }
 
-/** What a cell shows, formatted once per board (not per render, not per cell component). */
-interface CellText {
-  aria: string;
-  short: string;
-  meta: string;
-  price: string;
-  /** the hold's deadline (ms), when the object is held */
-  until: number | null;
-}
-
-type Texts = Map<string, CellText>;
-
-/**
- * A countdown's text in a cell: the time left, or "⚠ просроч. 9 мин" past the deadline — in a compact
- * cell only "⚠ просроч." (the dashed border marks it too; the time is in the drawer and the tooltip).
- */
-function timerText(until: number, now: number, lang: DurationLocale, overdueShort: (time: string) => string, compact: boolean): string {
-  const left = until - now;
-  if (left >= 0) return durationWords(left, lang);
-  return `⚠ ${compact ? overdueShort('').trim() : overdueShort(durationWords(left, lang))}`;
-}
-
-/** One cell: a plain element built by a function (no component, no hooks, no listeners of its own). */
-function cellElement(cell: GridCell, text: CellText, col: number, tabStop: boolean, selected: boolean, match: boolean, timer: string | null, timerOverdue: boolean) {
-  // the accessible name is the sr-only sentence (and the timer's words); the visible bits are
-  // aria-hidden so the name and the content never disagree. Text formatted with Intl may differ by a
-  // space between the server's ICU and the browser's: the server's text is kept (suppressHydrationWarning).
-  return (
-    <div
-      key={cell.id}
-      role="gridcell"
-      aria-colindex={col}
-      tabIndex={tabStop ? 0 : -1}
-      data-cell-id={cell.id}
-      data-status={cell.status}
-      data-number={cell.number}
-      data-match={match ? 'true' : undefined}
-      aria-selected={selected}
-      className={`cell status-${cell.status}${match ? '' : ' cell-dimmed'}${selected ? ' cell-selected' : ''}`}
-    >
-      <span className="sr-only" suppressHydrationWarning>{text.aria}</span>
-      <span className="cell-number" aria-hidden="true">{cell.number}</span>
-      <span className="glyph" aria-hidden="true" data-short={text.short}>{STATUS_GLYPH[cell.status]}</span>
-      <span className="cell-meta" aria-hidden="true" suppressHydrationWarning>{text.meta}</span>
-      <span className="cell-price" aria-hidden="true" suppressHydrationWarning>{text.price}</span>
-      {text.until !== null ? (
-        <span className={`countdown cell-timer${timerOverdue ? ' countdown-overdue' : ''}`} data-until={text.until} suppressHydrationWarning>{timer}</span>
-      ) : null}
-    </div>
-  );
-}
+type Texts = ReadonlyMap<string, CellText>;
 
 interface RowProps {
   row: Layout['rows'][number];
   rowIndex: number;
   sections: Layout['sections'];
-  texts: Texts;
+  /** every cell's text, made on the first call (a floor adopted from the server's HTML never calls it) */
+  texts: () => Texts;
   /** what decides a re-render: the row's cells (id, version, status, price, deadlines), view and texts */
   signature: string;
   /** '1' per matching cell of the row, '0' per other */
@@ -181,38 +139,25 @@ interface RowProps {
   selectedId: string | null;
   tabStop: string | null;
   textNow: number;
-  lang: DurationLocale;
-  overdueShort: (time: string) => string;
-  compact: boolean;
+  timer: (until: number, now: number) => string;
+  /** hydrating in the browser: the floor's cells are the server's elements, kept as they are */
+  adopt: boolean;
 }
 
-const sectionWidth = (w: number) => `calc(${w} * var(--cell-w) + ${w - 1} * var(--cell-gap))`;
-
 /**
- * A floor. The unit of re-rendering: a focus move, a selection or one object's live change renders
- * the one or two floors concerned; the other floors' elements are not compared again.
+ * A floor: one element of React's; its cells are HTML text (grid-markup.ts). While hydrating, the
+ * server's cells are adopted: no cell text is formatted and no cell element is compared (an empty
+ * inner HTML is not checked against the server's, and React leaves the children alone). The floor is
+ * the unit of re-rendering after that: a focus move, a selection or one object's live change writes
+ * the one or two floors concerned; the other floors are not touched.
  */
-const GridRow = memo(function GridRow({ row, rowIndex, sections, texts, matches, selectedId, tabStop, textNow, lang, overdueShort, compact }: RowProps) {
-  let k = 0;
-  return (
-    <div role="row" aria-rowindex={rowIndex + 2} className="grid-row">
-      <div role="rowheader" className="floor-head" aria-colindex={1}>{row.floor}</div>
-      {sections.map((s) => (
-        <div role="presentation" key={s.section} className="section-group" style={{ width: sectionWidth(s.width) }}>
-          {row.slots.slice(s.start, s.start + s.width).map((cell, i) => {
-            if (!cell) return <div key={`empty-${i}`} className="cell cell-empty" aria-hidden="true" />;
-            const text = texts.get(cell.id)!;
-            const match = matches[k++] === '1';
-            // the timer's first text is the one at the board's first read (the same on the server and at
-            // hydration); from then on the page's ticker writes it (only the timers change each second)
-            const timer = text.until !== null ? timerText(text.until, textNow, lang, overdueShort, compact) : null;
-            return cellElement(cell, text, s.start + i + 2, cell.id === tabStop, cell.id === selectedId, match, timer, text.until !== null && text.until < textNow);
-          })}
-        </div>
-      ))}
-    </div>
-  );
-}, (a, b) => a.signature === b.signature && a.matches === b.matches && a.selectedId === b.selectedId && a.tabStop === b.tabStop && a.rowIndex === b.rowIndex);
+const GridRow = memo(function GridRow({ row, rowIndex, sections, texts, matches, selectedId, tabStop, textNow, timer, adopt }: RowProps) {
+  const html = adopt ? '' : floorMarkup({ floor: row.floor, slots: row.slots, sections, texts: texts(), matches, selectedId, tabStop, textNow, timer });
+  return <div role="row" aria-rowindex={rowIndex + 2} className="grid-row" dangerouslySetInnerHTML={{ __html: html }} suppressHydrationWarning />;
+  // the tab stop is not compared: a cell takes it on focus, between a click's mousedown and its click, and a
+  // floor written then would take the pressed cell away and the click with it; the grid moves the stop's
+  // tabindex itself, and a floor written for another reason writes the stop where it is
+}, (a, b) => a.signature === b.signature && a.matches === b.matches && a.selectedId === b.selectedId && a.rowIndex === b.rowIndex);
 
 /** A hold whose deadline has passed while the object is still held (the safety-net job will release it). */
 export function isOverdue(cell: GridCell, now: number): boolean {
@@ -277,21 +222,19 @@ export function ChessboardGrid({
       ? selectedId
       : layout.rows.flatMap((r) => r.slots).find(Boolean)?.id ?? null;
 
-  useEffect(() => {
-    if (!moveRequested.current || !tabStop) return;
-    moveRequested.current = false;
-    const el = containerRef.current?.querySelector<HTMLElement>(`[data-cell-id="${tabStop}"]`);
-    el?.focus();
-    el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  }, [tabStop]);
+  // the cell that has the focus: a floor written again replaces its cells' elements, and the focus
+  // would fall to the page's body with the one it was on
+  const focusedCell = useRef<string | null>(null);
 
   const compact = density === 'compact';
   const overdueShort = useCallback((time: string) => tc('overdueShort', { time }), [tc]);
+  const timer = useCallback((until: number, now: number) => timerText(until, now, lang, overdueShort, compact), [lang, overdueShort, compact]);
 
   // every cell's text in one pass over the board, when the data, the language or the price mode
   // change: a message with a plural per room count, the numbers of floors, sections and areas are
   // formatted once per value; the cell sentence has plain {arguments} only, filled in per cell
-  const texts = useMemo<Texts>(() => {
+  // made on first use: while hydrating, no floor asks (their cells are the server's)
+  const texts = useMemo(() => lazyOnce((): Texts => {
     const status = { Free: ts('Free'), Reserved: ts('Reserved'), Booked: ts('Booked'), Sold: ts('Sold'), Hidden: ts('Hidden') };
     const statusShort = { Free: ts('short.Free'), Reserved: ts('short.Reserved'), Booked: ts('short.Booked'), Sold: ts('short.Sold'), Hidden: ts('short.Hidden') };
     const perValue = <K,>(format: (n: K) => string) => {
@@ -308,7 +251,7 @@ export function ChessboardGrid({
     const rooms = perValue((n: number) => (n === 0 ? t('studio') : t('rooms', { n })));
     const m2 = t('m2');
     const ariaLabel = fillIn(t, 'cellAria', ['number', 'floor', 'section', 'rooms', 'area', 'price', 'status', 'until']);
-    const out: Texts = new Map();
+    const out = new Map<string, CellText>();
     for (const cell of grid.cells) {
       const until = cell.status === 'Reserved' ? cell.reservedUntil : cell.status === 'Booked' ? cell.bookedUntil : null;
       const areaText = area(cell.area);
@@ -331,7 +274,7 @@ export function ChessboardGrid({
       });
     }
     return out;
-  }, [grid.cells, t, ts, f, pricePerM2, compact]);
+  }), [grid.cells, t, ts, f, pricePerM2, compact]);
 
   // per floor: what its rendering depends on, compared instead of its 40 cells' elements
   const textsKey = `${locale}|${density}|${pricePerM2 ? 1 : 0}|${layout.sections.map((s) => `${s.start}+${s.width}`).join(',')}|`;
@@ -355,7 +298,7 @@ export function ChessboardGrid({
       const now = currentNow();
       for (const el of timers) {
         const until = Number(el.dataset.until);
-        const text = timerText(until, now, lang, overdueShort, compact);
+        const text = timer(until, now);
         if (el.textContent !== text) el.textContent = text;
         const overdue = until < now;
         if (el.classList.contains('countdown-overdue') !== overdue) el.classList.toggle('countdown-overdue', overdue);
@@ -369,9 +312,28 @@ export function ChessboardGrid({
     tickRef.current = tick;
     tick();
     return subscribeNow(tick);
-  }, [lang, overdueShort, f, compact]);
-  // a render may have added timers or moved a deadline: their text is right before the frame is painted
-  useLayoutEffect(() => tickRef.current());
+  }, [timer, f]);
+  // after a render: the timers a floor wrote again get their text before the frame is painted; a key
+  // move focuses its target; otherwise a focused cell whose floor was written again gets the focus back
+  useLayoutEffect(() => {
+    tickRef.current();
+    const box = containerRef.current;
+    const cell = (id: string) => box?.querySelector<HTMLElement>(`[data-cell-id="${CSS.escape(id)}"]`);
+    box?.querySelectorAll<HTMLElement>('[role=gridcell][tabindex="0"]').forEach((el) => { if (el.dataset.cellId !== tabStop) el.tabIndex = -1; });
+    if (tabStop) {
+      const stop = cell(tabStop);
+      if (stop) stop.tabIndex = 0;
+    }
+    if (moveRequested.current && tabStop) {
+      moveRequested.current = false;
+      const el = cell(tabStop);
+      el?.focus();
+      el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      return;
+    }
+    const id = focusedCell.current;
+    if (id && (!document.activeElement || document.activeElement === document.body)) cell(id)?.focus({ preventScroll: true });
+  });
 
   const onKeyDown = useCallback((e: React.KeyboardEvent<HTMLDivElement>) => {
     const target = (e.target as HTMLElement).closest<HTMLElement>('[data-cell-id]');
@@ -400,12 +362,25 @@ export function ChessboardGrid({
 
   const onFocus = useCallback((e: React.FocusEvent<HTMLDivElement>) => {
     const id = (e.target as HTMLElement).dataset?.cellId;
+    focusedCell.current = id ?? null;
     if (id) setFocusedId(id);
+  }, []);
+
+  // the focus left the grid for good (not for another window, not with its cell's floor written again)
+  const onBlur = useCallback((e: React.FocusEvent<HTMLDivElement>) => {
+    const next = e.relatedTarget as Node | null;
+    if (next && containerRef.current?.contains(next)) return;
+    const left = e.target as Node;
+    queueMicrotask(() => {
+      if (left.isConnected && document.hasFocus() && document.activeElement !== left) focusedCell.current = null;
+    });
   }, []);
 
   // true once the board handles keys and clicks (hydrated): the cells come in the server's HTML, and the
   // bench's "interactive" mark is this attribute (docs/decisions/0020-grid-rendered-in-the-browser.md)
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  // the server writes every floor; the browser, while hydrating, keeps what the server wrote
+  const adopt = !hydrated && typeof window !== 'undefined';
   const rowOf = (id: string | null) => (id ? layout.position.get(id)?.row ?? -1 : -1);
   const selectedRow = rowOf(selectedId);
   const tabStopRow = rowOf(tabStop);
@@ -423,6 +398,7 @@ export function ChessboardGrid({
         onKeyDown={onKeyDown}
         onClick={onClick}
         onFocus={onFocus}
+        onBlur={onBlur}
       >
         <div role="row" aria-rowindex={1} className="grid-row grid-head">
           <div role="columnheader" className="floor-head" aria-colindex={1}>{t('floor')}</div>
@@ -451,9 +427,8 @@ export function ChessboardGrid({
             selectedId={selectedRow === r ? selectedId : null}
             tabStop={tabStopRow === r ? tabStop : null}
             textNow={textNow}
-            lang={lang}
-            overdueShort={overdueShort}
-            compact={compact}
+            timer={timer}
+            adopt={adopt}
           />
         ))}
       </div>

@@ -3,9 +3,10 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslations } from 'next-intl';
 import dynamic from 'next/dynamic';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { ChessboardGrid, cellMatches, isOverdue, type Grid, type GridCell, type GridFilter } from './chessboard-grid';
+import { ChessboardGrid, cellMatches, isOverdue, type GridCell, type GridFilter } from './chessboard-grid';
 import { currentNow, setServerNow, useNow, useNowWhile } from './clock';
 import { ErrorNotice } from './error-notice';
+import { unpackGrid, type PackedGrid } from './grid-pack';
 import { DENSITIES, gridViewParams, readGridView, SHOW_MODES, type GridView } from './grid-view';
 import { useLiveEvents } from './live';
 import { OBJECT_STATUSES, STATUS_GLYPH } from './status';
@@ -32,7 +33,8 @@ export interface InitialBoard {
   projectId: string | null;
   buildings: RouterOutputs['chessboard']['buildings'] | null;
   buildingId: string | null;
-  grid: Grid | null;
+  /** packed by column (grid-pack.ts): the HTML carries the cells as markup already */
+  grid: PackedGrid | null;
 }
 
 export function ChessboardScreen({ initial }: { initial?: InitialBoard | null }) {
@@ -42,6 +44,7 @@ export function ChessboardScreen({ initial }: { initial?: InitialBoard | null })
   const { params, setParams } = useUrlFilters({ shallow: true });
   // the server's answers count as just received (the server's clock may not agree with this one)
   const [receivedAt] = useState(() => Date.now());
+  const [initialGrid] = useState(() => (initial?.grid ? unpackGrid(initial.grid) : null));
   const seed = <T,>(data: T | null | undefined) => (data ? { initialData: data, initialDataUpdatedAt: receivedAt } : {});
 
   const projects = useQuery({ ...trpc.chessboard.projects.queryOptions(), ...seed(initial?.projects) });
@@ -53,7 +56,7 @@ export function ChessboardScreen({ initial }: { initial?: InitialBoard | null })
   const buildingId = params.get('building') ?? buildings.data?.[0]?.id ?? null;
   const grid = useQuery({
     ...trpc.chessboard.grid.queryOptions({ buildingId: buildingId ?? '' }, { enabled: !!buildingId }),
-    ...seed(initial && initial.buildingId === buildingId ? initial.grid : null),
+    ...seed(initial && initial.buildingId === buildingId ? initialGrid : null),
   });
   const objectId = params.get('object');
   const live = useLiveEvents(buildingId);

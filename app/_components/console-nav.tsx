@@ -25,8 +25,10 @@ export function ConsoleNav() {
     <nav className="shell-nav" aria-label={t('label')}>
       {ITEMS.filter((item) => !('roles' in item) || (item.roles as readonly string[]).includes(role)).map((item) => {
         const active = pathname === item.href || pathname.startsWith(`${item.href}/`);
+        // no prefetch: every console page is rendered per request, so a prefetch in view renders each
+        // page of the menu on the server while the board is still loading, for pages rarely opened next
         return (
-          <Link key={item.href} href={item.href} className={`nav-link${active ? ' nav-link-active' : ''}`} aria-current={active ? 'page' : undefined}>
+          <Link key={item.href} href={item.href} prefetch={false} className={`nav-link${active ? ' nav-link-active' : ''}`} aria-current={active ? 'page' : undefined}>
             {t(item.key)}
           </Link>
         );

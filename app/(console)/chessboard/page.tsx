@@ -5,6 +5,7 @@ import { createContextFor } from '@/server/trpc/context';
 import { createCaller } from '@/server/main/app-router';
 import { getServices } from '@/server/main/web-services';
 import { ChessboardScreen, type InitialBoard } from '../../_components/chessboard-screen';
+import { packGrid } from '../../_components/grid-pack';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -28,7 +29,7 @@ async function readBoard(params: Record<string, string | string[] | undefined>):
   const buildings = await caller.buildings({ projectId }).catch(() => null);
   const buildingId = wanted(params.building) ?? buildings?.[0]?.id ?? null;
   const grid = buildingId && UUID.test(buildingId) ? await caller.grid({ buildingId }).catch(() => null) : null;
-  return { projects, projectId, buildings, buildingId, grid };
+  return { projects, projectId, buildings, buildingId, grid: grid && packGrid(grid) };
 }
 
 export default async function ChessboardPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

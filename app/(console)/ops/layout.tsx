@@ -1,3 +1,4 @@
+import { NextIntlClientProvider } from 'next-intl';
 import { getTranslations } from 'next-intl/server';
 import { OpsShell } from './_components/common';
 import './ops.css';
@@ -6,9 +7,12 @@ import './ops.css';
 export default async function OpsLayout({ children }: { children: React.ReactNode }) {
   const t = await getTranslations('ops');
   return (
-    <section className="page ops">
-      <h1 className="page-title">{t('title')}</h1>
-      <OpsShell>{children}</OpsShell>
-    </section>
+    // every namespace, the ops pages' own too (the root layout's provider leaves that one out)
+    <NextIntlClientProvider>
+      <section className="page ops">
+        <h1 className="page-title">{t('title')}</h1>
+        <OpsShell>{children}</OpsShell>
+      </section>
+    </NextIntlClientProvider>
   );
 }

@@ -80,6 +80,20 @@ interface ParsedFile {
   variables: Map<string, ts.Expression[]>;
 }
 
+/** A statement's text with each `${…}` as `\uE000<n>\uE000`, and the placeholders' expressions by n. */
+function sqlText(template: ts.TemplateLiteral | ts.StringLiteral): { text: string; placeholders: ts.Expression[] } {
+  const pieces: string[] = [];
+  const placeholders: ts.Expression[] = [];
+  if (ts.isTemplateExpression(template)) {
+    pieces.push(template.head.text);
+    for (const span of template.templateSpans) {
+      placeholders.push(span.expression);
+      pieces.push(`\uE000${placeholders.length - 1}\uE000`, span.literal.text);
+    }
+  } else pieces.push(template.text);
+  return { text: pieces.join(''), placeholders };
+}
+
 export class TableWriteScanner {
   private parsed = new Map<string, ParsedFile>();
   /** file → exported name → `schema.table` */
@@ -301,16 +315,7 @@ export class TableWriteScanner {
 
     /** INSERT INTO / UPDATE / DELETE FROM in a template: literal `schema.table`, or `${T}`. */
     const scanSql = (template: ts.TemplateLiteral | ts.StringLiteral, tagged: boolean) => {
-      const pieces: string[] = [];
-      const placeholders: ts.Expression[] = [];
-      if (ts.isTemplateExpression(template)) {
-        pieces.push(template.head.text);
-        for (const span of template.templateSpans) {
-          placeholders.push(span.expression);
-          pieces.push(`\uE000${placeholders.length - 1}\uE000`, span.literal.text);
-        }
-      } else pieces.push(template.text);
-      const text = pieces.join('');
+      const { text, placeholders } = sqlText(template);
       const re = /(\w+\s+)?\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\uE000(\d+)\uE000(\.\w+)?|"?(\w+)"?\."?(\w+)"?)/gi;
       for (const m of text.matchAll(re)) {
         // FOR UPDATE / FOR NO KEY UPDATE (row locks) and ON CONFLICT … DO UPDATE are not statements
@@ -340,16 +345,7 @@ export class TableWriteScanner {
       for (const table of tables) reads.push({ file, context, table, how, line });
     };
     const scanSql = (template: ts.TemplateLiteral | ts.StringLiteral, tagged: boolean) => {
-      const pieces: string[] = [];
-      const placeholders: ts.Expression[] = [];
-      if (ts.isTemplateExpression(template)) {
-        pieces.push(template.head.text);
-        for (const span of template.templateSpans) {
-          placeholders.push(span.expression);
-          pieces.push(`\uE000${placeholders.length - 1}\uE000`, span.literal.text);
-        }
-      } else pieces.push(template.text);
-      const text = pieces.join('');
+      const { text, placeholders } = sqlText(template);
       // every schema.name the statement names — after FROM / JOIN, or in a fragment spliced into one
       // (`${PAIRS}`) — and every `${T}` placeholder that is a table: what a statement names, it reads or
       // writes, and a write of another context's table is a failure of its own

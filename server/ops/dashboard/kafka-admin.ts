@@ -134,33 +134,35 @@ export function consumerGroups(): { group: string; inbox: ConsumerDefinition['in
 export async function consumerLag(env: Env): Promise<GroupLag[]> {
   const prefix = env.KAFKA_TOPIC_PREFIX;
   return withAdmin(env, async (a) => {
-    const result: GroupLag[] = [];
-    for (const { group, topics } of consumerGroups()) {
-      const full = topics.map((t) => withPrefix(prefix, t));
-      const committed = await a.fetchOffsets({ groupId: withPrefix(prefix, group), topics: full });
-      const byTopic = new Map(committed.map((c) => [c.topic, new Map(c.partitions.map((p) => [p.partition, Number(p.offset)]))]));
-      // the topics' end offsets are asked for at once (one round trip each, not one after another)
-      const allEnds = await Promise.all(full.map((topic) => a.fetchTopicOffsets(topic)));
-      const topicRows: TopicLag[] = [];
-      for (const [i, topic] of full.entries()) {
-        const ends = allEnds[i]!;
-        const parts = ends.map((e) => {
+    const groups = consumerGroups();
+    // every group's committed offsets and every topic's end offsets asked for at once, each topic once
+    // (groups share topics): one round trip's time for the whole view, not one per group after another
+    const topicNames = [...new Set(groups.flatMap((g) => g.topics.map((t) => withPrefix(prefix, t))))];
+    const [committedByGroup, ends] = await Promise.all([
+      Promise.all(groups.map(({ group, topics }) => a.fetchOffsets({ groupId: withPrefix(prefix, group), topics: topics.map((t) => withPrefix(prefix, t)) }))),
+      Promise.all(topicNames.map((topic) => a.fetchTopicOffsets(topic))),
+    ]);
+    const endsOf = new Map(topicNames.map((topic, i) => [topic, ends[i]!]));
+    return groups.map(({ group, topics }, g) => {
+      const byTopic = new Map(committedByGroup[g]!.map((c) => [c.topic, new Map(c.partitions.map((p) => [p.partition, Number(p.offset)]))]));
+      const topicRows: TopicLag[] = topics.map((name) => {
+        const topic = withPrefix(prefix, name);
+        const parts = endsOf.get(topic)!.map((e) => {
           const c = byTopic.get(topic)?.get(e.partition);
           const end = Number(e.high);
           const has = c !== undefined && c >= 0;
           return { partition: e.partition, committed: has ? c! : null, end, lag: Math.max(0, end - (has ? c! : Number(e.low))) };
         }).sort((x, y) => x.partition - y.partition);
-        topicRows.push({
-          topic: topics[i],
+        return {
+          topic: name,
           committed: parts.reduce((s, p) => s + (p.committed ?? 0), 0),
           end: parts.reduce((s, p) => s + p.end, 0),
           lag: parts.reduce((s, p) => s + p.lag, 0),
           partitions: parts,
-        });
-      }
-      result.push({ group, lag: topicRows.reduce((s, t) => s + t.lag, 0), topics: topicRows });
-    }
-    return result;
+        };
+      });
+      return { group, lag: topicRows.reduce((s, t) => s + t.lag, 0), topics: topicRows };
+    });
   });
 }
 

@@ -90,6 +90,9 @@ export async function getOverview(
 ): Promise<Overview> {
   const { db } = deps.readDatabase ?? deps.database;
   const now = input.now ?? new Date();
+  // the broker's figures are asked for while the database's are read (the admin calls are round trips
+  // to Kafka, not work here): the overview takes the longer of the two, not their sum
+  const kafka = kafkaFigures(deps, db, now);
   const [stuckHolds, lostReleases, holdMismatches, outboxes, delisted, runs, jobsRecordedSince, controls, report, replication] = await Promise.all([
     getStuckHoldsSummary(db, { now, graceMs: deps.env.HOLD_EXPIRATION_GRACE_MS, scope: input.scope }),
     getLostReleaseCounts(db, { now, scope: input.scope }),
@@ -104,22 +107,7 @@ export async function getOverview(
     replicationStatus(deps.readDatabase ?? deps.database),
   ]);
 
-  let consumers: ConsumerGroupStatus[] | null = null;
-  let dlq: DlqGroupSize[] | null = null;
-  let kafkaError: string | null = null;
-  try {
-    const lag = await consumerLag(deps.env);
-    const groups = new Map(consumerGroups().map((g) => [g.group, g]));
-    consumers = await Promise.all(lag.map(async (l) => ({
-      ...l,
-      estimatedLagMs: l.lag > 0 ? await estimateConsumerTimeLag(db, { now, group: l.group, inbox: groups.get(l.group)!.inbox, topics: groups.get(l.group)!.topics }) : null,
-    })));
-    // getDlqSizes records what it finds on the DLQ topics: a write, so on the primary
-    dlq = await getDlqSizes(deps.database.db, deps.env, await dlqTopicOffsets(deps.env));
-  } catch (e) {
-    kafkaError = e instanceof Error ? e.message : String(e);
-    deps.logger?.warn({ err: { message: kafkaError } }, 'ops overview: Kafka admin unavailable');
-  }
+  const { consumers, dlq, kafkaError } = await kafka;
 
   const jobs: JobStatus[] = registeredJobNames().map((name) => ({
     name,
@@ -172,6 +160,25 @@ export async function getOverview(
     asOf: now, tenantScope: input.scope, stuckHolds, lostReleases, holdMismatches, outboxes, consumers, dlq, kafkaError, delisted,
     jobs, reconciliation, alerts, thresholds: THRESHOLDS, trends, replication,
   };
+}
+
+/** Consumer lag (with the estimated age of the oldest unprocessed message) and DLQ sizes, or why Kafka did not answer. */
+async function kafkaFigures(deps: OverviewDeps, db: OverviewDeps['database']['db'], now: Date): Promise<{ consumers: ConsumerGroupStatus[] | null; dlq: DlqGroupSize[] | null; kafkaError: string | null }> {
+  try {
+    const [lag, dlqOffsets] = await Promise.all([consumerLag(deps.env), dlqTopicOffsets(deps.env)]);
+    const groups = new Map(consumerGroups().map((g) => [g.group, g]));
+    const consumers = await Promise.all(lag.map(async (l) => ({
+      ...l,
+      estimatedLagMs: l.lag > 0 ? await estimateConsumerTimeLag(db, { now, group: l.group, inbox: groups.get(l.group)!.inbox, topics: groups.get(l.group)!.topics }) : null,
+    })));
+    // getDlqSizes records what it finds on the DLQ topics: a write, so on the primary
+    const dlq = await getDlqSizes(deps.database.db, deps.env, dlqOffsets);
+    return { consumers, dlq, kafkaError: null };
+  } catch (e) {
+    const kafkaError = e instanceof Error ? e.message : String(e);
+    deps.logger?.warn({ err: { message: kafkaError } }, 'ops overview: Kafka admin unavailable');
+    return { consumers: null, dlq: null, kafkaError };
+  }
 }
 
 /**

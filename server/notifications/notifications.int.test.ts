@@ -26,11 +26,11 @@ const TYPES: Record<CrmTopic, string> = {
 };
 
 /** Applies one crm event as the runner would (the handler in a transaction), without the broker. */
-async function apply<T extends CrmTopic>(topic: T, payload: CrmPayload<T>, messageId = randomUUID()) {
+async function apply<T extends CrmTopic>(topic: T, payload: CrmPayload<T>, messageId = randomUUID(), occurredAt = new Date()) {
   const p = payload as { tenantId: string; bookingId?: string | null; dealId: string };
   const envelope = crmContracts[topic].parse({
     messageId, type: TYPES[topic], contractVersion: 1, aggregateType: 'Booking', aggregateId: p.bookingId ?? p.dealId,
-    occurredAt: new Date().toISOString(), tenantId: p.tenantId, correlationId: randomUUID(), causationId: null, payload,
+    occurredAt: occurredAt.toISOString(), tenantId: p.tenantId, correlationId: randomUUID(), causationId: null, payload,
   }) as AnyEnvelope;
   return t.database.db.transaction((tx) => notificationsBookingEventsConsumer.handle(tx, { topic, envelope, partition: 0, offset: '0' }, { logger: t.logger, env: t.env }));
 }
@@ -148,6 +148,23 @@ describe('job notifications-deadline-soon', () => {
     const [a, b] = await Promise.all([job.run(jobCtx()), job.run(jobCtx())]);
     expect(Number(a.HoldsNotified) + Number(b.HoldsNotified)).toBeGreaterThanOrEqual(1);
     expect(await t.database.sql`SELECT recipient FROM notifications.notifications WHERE booking_id = ${e.bookingId} AND type = 'DeadlineSoon'`).toEqual([{ recipient: 'role:developer_manager' }]);
+  });
+});
+
+describe('the bell\'s lines', () => {
+  it('a booking\'s line shows its newest notice by the event\'s time, also when the events arrived out of order', async () => {
+    const tenant = await insertTenant(t.database.db);
+    const agent = (await insertUser(t.database.db, 'agent', tenant)).actor;
+    const e = created(tenant, agent.userId);
+    const confirmedAt = new Date();
+    // crm's topics are consumed in parallel: the confirmation is stored first, the creation after it
+    await apply(TOPICS.bookingConfirmed, {
+      bookingId: e.bookingId, dealId: e.dealId, propertyObjectId: e.propertyObjectId, tenantId: tenant, createdBy: agent.userId, bookingVersion: 2,
+      status: 'Booked', bookedAt: confirmedAt.toISOString(), bookingExpiresAt: iso(48 * 3600_000),
+    }, randomUUID(), confirmedAt);
+    await apply(TOPICS.bookingCreated, e, randomUUID(), new Date(confirmedAt.getTime() - 1000));
+    const line = (await caller(agent).notifications.lines({ limit: 20 })).items.find((i) => i.bookingId === e.bookingId)!;
+    expect(line).toMatchObject({ type: 'BookingConfirmed', count: 2 });
   });
 });
 

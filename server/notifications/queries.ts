@@ -57,8 +57,8 @@ export interface NotificationLine extends NotificationItem {
 }
 
 /**
- * The bell's list: one line per booking (its newest notification, how many there are and which are
- * unread), newest line first; a notification without a booking is a line of its own. `cursor` = the
+ * The bell's list: one line per booking (its newest notification by the event's time, how many there
+ * are and which are unread), newest line first; a notification without a booking is a line of its own. `cursor` = the
  * last line's id. Repeats of one booking (four extensions, a cancel after a create) read as one line.
  */
 export async function listNotificationLines(db: Db, actor: Actor, input: { cursor?: number | null; limit: number; unreadOnly?: boolean }):
@@ -66,7 +66,9 @@ Promise<{ items: NotificationLine[]; nextCursor: number | null }> {
   const read = readBy(actor.userId);
   const lines = db.$with('lines').as(
     db.select({
-      latest: sql<number>`max(${notifications.id})`.as('latest'),
+      // the newest notice by the event's time, not by arrival: crm's topics are consumed in parallel, so a
+      // booking's "extended" may be stored before its "created" (ids are arrival order)
+      latest: sql<number>`(array_agg(${notifications.id} ORDER BY ${notifications.occurredAt} DESC, ${notifications.id} DESC))[1]`.as('latest'),
       count: sql<number>`count(*)::int`.as('count'),
       unreadIds: sql<number[]>`coalesce((array_agg(${notifications.id} ORDER BY ${notifications.id} DESC) FILTER (WHERE NOT ${read}))[1:200], '{}')`.as('unread_ids'),
     })

@@ -97,7 +97,8 @@ export const chessboardGridCase: BenchCase = {
         try {
           await page.goto(target, { waitUntil: 'commit' });
           // one poll per frame records when each condition first held: the cells are in the DOM (parsed from
-          // the server's HTML), and the grid is hydrated (takes keys and clicks; see
+          // the server's HTML) and shown — a page streamed in a Suspense boundary parses them into a hidden
+          // segment first and shows them when React reveals it, up to 300 ms later — and the grid is hydrated (takes keys and clicks; see
           // docs/decisions/0020-grid-rendered-in-the-browser.md)
           // painted: the first frame after the one the cells entered — a frame's rAF callbacks run before
           // its style, layout and paint, so the next frame's callback comes after the cells were painted
@@ -105,7 +106,7 @@ export const chessboardGridCase: BenchCase = {
             const w = window as unknown as { __ready?: number; __interactive?: number; __painted?: number; __frame?: number; __readyFrame?: number };
             w.__frame = (w.__frame ?? 0) + 1;
             if (w.__ready !== undefined && w.__painted === undefined && w.__frame > w.__readyFrame!) w.__painted = performance.now();
-            if (w.__ready === undefined && document.querySelectorAll('[data-cell-id]').length >= 1000) {
+            if (w.__ready === undefined && document.querySelectorAll('[data-cell-id]').length >= 1000 && document.querySelector('.chess-grid')!.checkVisibility()) {
               w.__ready = performance.now();
               w.__readyFrame = w.__frame;
             }
@@ -159,7 +160,7 @@ export const chessboardGridCase: BenchCase = {
         try {
           await browser.startTracing(page, { path: file, categories: ['devtools.timeline', 'blink.user_timing', 'loading', 'disabled-by-default-devtools.timeline'] });
           await page.goto(target, { waitUntil: 'commit' });
-          await page.waitForFunction(() => document.querySelector('[role=grid][data-hydrated]') && document.querySelectorAll('[data-cell-id]').length >= 1000,
+          await page.waitForFunction(() => document.querySelector('[role=grid][data-hydrated]') && document.querySelectorAll('[data-cell-id]').length >= 1000 && document.querySelector('.chess-grid')!.checkVisibility(),
             undefined, { polling: 'raf', timeout: 30_000 });
           await page.waitForTimeout(1000); // the frames after the cells are in: style, layout, paint
           await browser.stopTracing();
@@ -177,7 +178,7 @@ export const chessboardGridCase: BenchCase = {
           await shots.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }]);
           const page = await shots.newPage();
           await page.goto(target);
-          await page.waitForFunction(() => document.querySelectorAll('[data-cell-id]').length >= 1000, undefined, { timeout: 30_000 });
+          await page.waitForFunction(() => document.querySelectorAll('[data-cell-id]').length >= 1000 && document.querySelector('.chess-grid')!.checkVisibility(), undefined, { timeout: 30_000 });
           await page.waitForTimeout(1500); // a countdown tick
           await page.screenshot({ path: path.join(process.env.BENCH_SCREENSHOTS, `chessboard-grid-${label}.png`) });
           await shots.close();
@@ -195,7 +196,7 @@ export const chessboardGridCase: BenchCase = {
         budget: 'median ≤ 20 ms', pass: median(queryMs) <= 20 }, queryMs),
       sampled({ case: c, metric: 'same statements via postgres.js', unit: 'ms' }, rawMs),
       sampled({ case: c, metric: 'page ready in Chromium (1,000 cells in DOM)', unit: 'ms', budget: '≤ 1 s', pass: median(pageMs) <= 1000,
-        note: `navigation start → 1,000 [data-cell-id] elements, page clock; ${loads} loads after 2 warm-up loads, signed in as pin_manager` }, pageMs),
+        note: `navigation start → 1,000 [data-cell-id] elements, shown (not in a hidden streamed segment), page clock; ${loads} loads after 2 warm-up loads, signed in as pin_manager` }, pageMs),
       sampled({ case: c, metric: 'page painted (first frame after the cells)', unit: 'ms', budget: '≤ 600 ms', pass: median(of('painted')) <= 600,
         note: 'navigation start → the first animation frame after the one in which the 1,000 cells entered the DOM (that frame\'s style, layout and paint are done)' }, of('painted')),
       sampled({ case: c, metric: 'page: HTML (decoded, with the inline RSC payload)', unit: 'KiB' }, of('htmlKiB')),

@@ -245,20 +245,6 @@ export async function bookingIdByPrefix(db: DbOrTx, actor: Actor, prefix: string
 }
 
 /**
- * Who made the booking's transition to `version` (its timeline row), in the tenant: another context's
- * notice names the actor ("отменил Иванов") without crm putting user ids into every event.
- */
-export async function bookingTransitionActor(db: DbOrTx, tenantId: string, bookingId: string, version: number): Promise<{ actorType: 'user' | 'system'; actorId: string } | null> {
-  const [row] = await db
-    .select({ actorType: bookingTimeline.actorType, actorId: bookingTimeline.actorId })
-    .from(bookingTimeline)
-    .where(and(eq(bookingTimeline.bookingId, bookingId), eq(bookingTimeline.tenantId, tenantId), eq(bookingTimeline.bookingVersion, version)))
-    .orderBy(desc(bookingTimeline.id))
-    .limit(1);
-  return row ?? null;
-}
-
-/**
  * The bookings (every tenant) written at or after `since`, with their objects: what the ops reconciliation
  * compares again in its incremental cycle (ix_bookings_updated_at: a range of the recent changes).
  */

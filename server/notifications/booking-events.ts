@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
-import { SYSTEM_ACTOR } from '../auth/actor';
-import { objectLabels } from '../chessboard/queries';
+import { sql, type SQL } from 'drizzle-orm';
 import type { CrmPayload } from '../contracts/crm';
-import { bookingTransitionActor, dealTitles } from '../crm/queries';
 import type { AnyEnvelope } from '../contracts/envelope';
 import type { Tx } from '../platform/db';
 import { TOPICS } from '../platform/kafka/topics';
@@ -93,14 +90,18 @@ export function recipientsOf(createdBy: string | null, investorId: string | null
   return list;
 }
 
-/** Moves notifications' projection of the hold's deadline; an older bookingVersion changes nothing. */
-async function applyHold(tx: Tx, n: BookingNotice): Promise<void> {
-  if (!n.bookingId || !n.propertyObjectId || n.bookingVersion === null) return;
+/**
+ * The upsert that moves notifications' projection of the hold's deadline (an older bookingVersion
+ * changes nothing), or null when the event names no booking version of an object. Returned unexecuted:
+ * it runs inside the event's one statement (applyBookingEvent).
+ */
+function holdUpsert(tx: Tx, n: BookingNotice) {
+  if (!n.bookingId || !n.propertyObjectId || n.bookingVersion === null) return null;
   const ended = n.hold !== null && 'ended' in n.hold;
   const phase = n.hold && 'phase' in n.hold ? n.hold.phase : null;
   const deadline = n.hold && 'deadline' in n.hold ? new Date(n.hold.deadline) : null;
   const moves = n.hold !== null;
-  await tx.insert(holdDeadlines).values({
+  return tx.insert(holdDeadlines).values({
     bookingId: n.bookingId, tenantId: n.tenantId, dealId: n.dealId, propertyObjectId: n.propertyObjectId, createdBy: n.createdBy, investorId: n.investorId ?? null,
     // a paid event seen first knows no deadline yet: a row of version 0 only remembers the creator
     phase, deadline, version: moves ? n.bookingVersion : 0, ended,
@@ -120,47 +121,71 @@ async function applyHold(tx: Tx, n: BookingNotice): Promise<void> {
   });
 }
 
+type Described = { tenantId: string; dealId: string; bookingId: string | null; propertyObjectId: string | null; bookingVersion: number | null };
+type NameColumns = { object_number: string | null; deal_title: string | null; actor_type: 'user' | 'system' | null; actor_id: string | null };
+
 /**
- * What a reader recognises a notice by — the flat's number, the deal's title and who acted — read when
- * the notice is made (the events carry ids only) from the owners' read modules in the tenant; a label
- * the owner does not have (yet) is left out and the bell falls back to what it has.
+ * What a reader recognises a notice by — the flat's number, the deal's title and who made the
+ * transition — as the columns object_number, deal_title, actor_type, actor_id of one row, read from
+ * the owners' published views (chessboard.v_property_objects, crm.v_deals, crm.v_booking_timeline) in
+ * the event's tenant. The events carry ids only; a name the owner does not have (yet) is null.
  */
-export async function describeBooking(tx: Tx, n: { tenantId: string; dealId: string; bookingId: string | null; propertyObjectId: string | null; bookingVersion: number | null }): Promise<Record<string, unknown>> {
-  // the ids come from an event whose payload tenant matched its envelope's, and crm books only its own
-  // tenant's objects: read by id, as the system
-  const [labels, titles, actor] = await Promise.all([
-    n.propertyObjectId ? objectLabels(tx, SYSTEM_ACTOR, [n.propertyObjectId]) : [],
-    dealTitles(tx, SYSTEM_ACTOR, [n.dealId]),
-    n.bookingId && n.bookingVersion !== null ? bookingTransitionActor(tx, n.tenantId, n.bookingId, n.bookingVersion) : null,
-  ]);
-  const label = labels.find((l) => l.id === n.propertyObjectId);
+function nameColumns(n: Described): { select: SQL; from: SQL } {
+  return {
+    select: sql`(SELECT po.number FROM chessboard.v_property_objects po WHERE po.id = ${n.propertyObjectId} AND po.tenant_id = ${n.tenantId}) AS object_number,
+      (SELECT d.title FROM crm.v_deals d WHERE d.id = ${n.dealId} AND d.tenant_id = ${n.tenantId}) AS deal_title,
+      tl.actor_type, tl.actor_id`,
+    from: sql`(SELECT 1) AS one LEFT JOIN LATERAL (
+      SELECT t.actor_type, t.actor_id FROM crm.v_booking_timeline t
+      WHERE t.booking_id = ${n.bookingId} AND t.tenant_id = ${n.tenantId} AND t.booking_version = ${n.bookingVersion}
+      ORDER BY t.id DESC LIMIT 1) tl ON true`,
+  };
+}
+
+/** The names a notice's data carries; a name the owner does not have is left out and the bell falls back to what it has. */
+function namesOf(row: NameColumns): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (label) out.objectNumber = label.number;
-  if (titles[n.dealId]) out.dealTitle = titles[n.dealId];
-  if (actor) { out.actorType = actor.actorType; out.actorId = actor.actorId; }
+  if (row.object_number !== null) out.objectNumber = row.object_number;
+  if (row.deal_title) out.dealTitle = row.deal_title;
+  if (row.actor_type !== null && row.actor_id !== null) { out.actorType = row.actor_type; out.actorId = row.actor_id; }
   return out;
+}
+
+/** The flat's number, the deal's title and the transition's actor of a notice, in one statement (nameColumns). */
+export async function describeBooking(tx: Tx, n: Described): Promise<Record<string, unknown>> {
+  const { select, from } = nameColumns(n);
+  const [row] = await tx.execute<NameColumns>(sql`SELECT ${select} FROM ${from}`);
+  return namesOf(row!);
 }
 
 /**
  * Applies one crm event: the hold projection, then one notification per participant (unique per
  * message and recipient), then NOTIFY for the live feed. Returns how many rows were new.
+ *
+ * The consumer's rate is bound by round trips inside the message's transaction, so one statement reads
+ * the participants notifications remembers for the booking (events after booking-created do not name
+ * the investor), moves the hold and reads the names; insertNotifications is the second.
  */
 export async function applyBookingEvent(tx: Tx, envelope: AnyEnvelope, n: BookingNotice): Promise<number> {
-  let createdBy = n.createdBy;
-  let investorId = n.investorId ?? null;
-  if ((!createdBy || !investorId) && n.bookingId) {
-    const [hold] = await tx.select({ createdBy: holdDeadlines.createdBy, investorId: holdDeadlines.investorId }).from(holdDeadlines).where(eq(holdDeadlines.bookingId, n.bookingId));
-    createdBy ??= hold?.createdBy ?? null;
-    investorId ??= hold?.investorId ?? null;
-  }
-  await applyHold(tx, { ...n, createdBy, investorId });
-  const data = { ...n.data, propertyObjectId: n.propertyObjectId, ...(await describeBooking(tx, n)) };
+  const { select, from } = nameColumns(n);
+  const upsert = holdUpsert(tx, n);
+  // every part of a WITH sees the rows as they were before the statement: `remembered` is the hold
+  // before this event moves it (the upsert itself keeps the participants a row remembers: coalesce)
+  const [row] = await tx.execute<NameColumns & { created_by: string | null; investor_id: string | null }>(sql`
+    WITH remembered AS (SELECT created_by, investor_id FROM ${holdDeadlines} WHERE booking_id = ${n.bookingId})
+      ${upsert ? sql`, moved AS ${upsert}` : sql``}
+    SELECT (SELECT created_by FROM remembered) AS created_by, (SELECT investor_id FROM remembered) AS investor_id, ${select}
+    FROM ${from}`);
+  const createdBy = n.createdBy ?? row!.created_by;
+  const investorId = n.investorId ?? row!.investor_id;
+  const data = { ...n.data, propertyObjectId: n.propertyObjectId, ...namesOf(row!) };
   return insertNotifications(tx, {
     messageId: envelope.messageId, tenantId: n.tenantId, type: n.type, bookingId: n.bookingId, dealId: n.dealId,
     data, occurredAt: new Date(envelope.occurredAt), createdBy, investorId,
   });
 }
 
+/** One notification per recipient (unique per message and recipient) and, when any is new, NOTIFY for the live feed — one statement. */
 export async function insertNotifications(tx: Tx, input: {
   messageId: string; tenantId: string; type: NotificationType; bookingId: string | null; dealId: string;
   data: Record<string, unknown>; occurredAt: Date; createdBy: string | null; investorId?: string | null;
@@ -169,9 +194,13 @@ export async function insertNotifications(tx: Tx, input: {
     messageId: input.messageId, ...r, tenantId: input.tenantId, type: input.type, bookingId: input.bookingId,
     dealId: input.dealId, data: input.data, occurredAt: input.occurredAt,
   }));
-  const inserted = await tx.insert(notifications).values(rows).onConflictDoNothing().returning({ id: notifications.id });
-  if (inserted.length > 0) await tx.execute(sql`SELECT pg_notify(${NOTIFICATIONS_CHANNEL}, ${input.tenantId})`);
-  return inserted.length;
+  const insert = tx.insert(notifications).values(rows).onConflictDoNothing().returning({ id: notifications.id });
+  // `notified` is read by the outer SELECT, so it runs, once, and only when a row was new
+  const [row] = await tx.execute<{ inserted: number }>(sql`
+    WITH inserted AS ${insert},
+      notified AS (SELECT pg_notify(${NOTIFICATIONS_CHANNEL}, ${input.tenantId}) FROM (SELECT FROM inserted LIMIT 1) AS any_new)
+    SELECT (SELECT count(*)::int FROM inserted) AS inserted, (SELECT count(*) FROM notified) AS notified`);
+  return row!.inserted;
 }
 
 /** A stable uuid for (booking, deadline): the DeadlineSoon message id, so one deadline yields one notification. */

@@ -271,4 +271,43 @@ describe('a notice names the flat, the deal and who acted; the bell reads one li
     const foreignManager = (await insertUser(t.database.db, 'developer_manager', foreign.tenantId)).actor;
     expect((await caller(foreignManager).notifications.lines({})).items).toEqual([]);
   });
+
+  it('a message applied again adds no notice and its notices keep the names; another tenant\'s flat or deal is not named; a deadline-soon notice names the flat and the deal', async () => {
+    const w = await insertWorld(t.database, 'Восток');
+    const foreign = await insertWorld(t.database, 'Запад');
+    const agent = (await insertUser(t.database.db, 'agent', w.tenantId)).actor;
+    const flat = await insertObject(t.database, w, { status: 'Free', number: '701' });
+    const foreignFlat = await insertObject(t.database, foreign, { status: 'Free', number: '702' });
+    const dealId = randomUUID();
+    const foreignDealId = randomUUID();
+    await t.database.sql`INSERT INTO crm.deals (id, tenant_id, title, status) VALUES (${dealId}, ${w.tenantId}, 'Сделка №701', 'Booking'), (${foreignDealId}, ${foreign.tenantId}, 'Сделка №702', 'Booking')`;
+    const e = { ...created(w.tenantId, agent.userId, 10 * 60_000), dealId, propertyObjectId: flat.id };
+    await t.database.sql`INSERT INTO crm.booking_timeline (booking_id, tenant_id, actor_type, actor_id, action, to_status, booking_version)
+      VALUES (${e.bookingId}, ${w.tenantId}, 'user', ${agent.userId}, 'create', 'Reserved', 1)`;
+    const messageId = randomUUID();
+    expect(await apply(TOPICS.bookingCreated, e, messageId)).toEqual({ result: 'applied' });
+    expect(await apply(TOPICS.bookingCreated, e, messageId)).toMatchObject({ result: 'no-op' });
+    const notices = await t.database.sql<{ recipient: string; data: Record<string, unknown> }[]>`
+      SELECT recipient, data FROM notifications.notifications WHERE booking_id = ${e.bookingId} ORDER BY recipient`;
+    expect(notices.map((n) => n.recipient)).toEqual(['role:developer_manager', `user:${agent.userId}`]);
+    for (const n of notices) {
+      expect(n.data).toEqual({
+        status: 'Reserved', reserveExpiresAt: e.reserveExpiresAt, propertyObjectId: flat.id,
+        objectNumber: '701', dealTitle: 'Сделка №701', actorType: 'user', actorId: agent.userId,
+      });
+    }
+
+    // time, not a person, brings the deadline near: the flat and the deal, no actor
+    await createDeadlineSoonJob().run(jobCtx());
+    const [soon] = await t.database.sql<{ data: Record<string, unknown> }[]>`
+      SELECT data FROM notifications.notifications WHERE booking_id = ${e.bookingId} AND type = 'DeadlineSoon' LIMIT 1`;
+    expect(soon!.data).toMatchObject({ phase: 'Reserve', propertyObjectId: flat.id, objectNumber: '701', dealTitle: 'Сделка №701' });
+    expect(soon!.data).not.toHaveProperty('actorId');
+
+    // an event of this tenant that names another tenant's flat and deal shows neither name
+    const mixed = { ...created(w.tenantId, agent.userId), dealId: foreignDealId, propertyObjectId: foreignFlat.id };
+    await apply(TOPICS.bookingCreated, mixed);
+    const [m] = await t.database.sql<{ data: Record<string, unknown> }[]>`SELECT data FROM notifications.notifications WHERE booking_id = ${mixed.bookingId} LIMIT 1`;
+    expect(m!.data).toEqual({ status: 'Reserved', reserveExpiresAt: mixed.reserveExpiresAt, propertyObjectId: foreignFlat.id });
+  });
 });

@@ -9,14 +9,15 @@ import tseslint from 'typescript-eslint';
 
 // Context boundaries: a bounded context under server/ imports another context only
 // through the modules that context offers to others — its commands, queries, module APIs, live channel
-// names and consumer definitions (ops' lag and saga views name the groups). The rest of a context folder
-// is its own. Composition roots (server/trpc, server/*.ts, app/) and tests are not restricted. The list
+// names, consumer definitions (ops' lag and saga views name the groups) and settings (env, which ops'
+// dashboard reads). The rest of a context folder is its own. Composition roots (server/trpc,
+// server/*.ts, app/) and tests are not restricted. The list
 // is the set of cross-context imports the contexts offer (ARCHITECTURE.md "Boundaries and table
 // owners"); a new entry is a decision to make a module public, not a way round the rule.
 const CONTEXT_PUBLIC_MODULES = {
   auth: ['actor', 'session', 'directory'],
-  catalog: ['queries', 'inbox-replay', 'card-projection.consumer'],
-  chessboard: ['commands', 'queries', 'inbox-replay', 'crm-property-object-status.consumer', 'hold-release-roles'],
+  catalog: ['queries', 'inbox-replay', 'card-projection.consumer', 'env'],
+  chessboard: ['commands', 'queries', 'inbox-replay', 'crm-property-object-status.consumer', 'hold-release-roles', 'env'],
   // every crm command module is public (ops' repairs run crm's cancel under its own command name)
   crm: ['queries', 'booking', 'requisite-references', 'inbox-replay', 'commands/*'],
   messenger: ['live', 'inbox-replay', 'deal-chat.consumer'],

@@ -7,7 +7,7 @@
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME === 'nodejs') {
     if (process.env.NEXT_PHASE !== 'phase-production-build') {
-      const { loadEnv } = await import('./server/platform/env');
+      const { loadEnv } = await import('./server/main/env');
       const { exitUnlessTopicsExist } = await import('./server/platform/kafka/startup-check');
       // the web does not need the broker to answer commands (they write the outbox), so an unreachable
       // broker is only a warning here; a broker that answers without our topics is a deployment mistake

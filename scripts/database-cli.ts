@@ -1,5 +1,5 @@
 import { createDatabase, type Database } from '../server/platform/db';
-import { EnvError, envSchema, parseEnvWith } from '../server/platform/env';
+import { EnvError, platformEnvSchema, parseEnvWith } from '../server/platform/env';
 
 /**
  * The frame of a one-shot command on the database (`npm run chessboard:snapshot`, `crm:rebuild-projection`):
@@ -15,7 +15,7 @@ export function runDatabaseCli(
   const main = async (): Promise<number> => {
     let env;
     try {
-      env = parseEnvWith(envSchema.pick({ DATABASE_URL: true }), process.env);
+      env = parseEnvWith(platformEnvSchema.pick({ DATABASE_URL: true }), process.env);
     } catch (e) {
       if (e instanceof EnvError) { console.error(e.message); return 1; }
       throw e;

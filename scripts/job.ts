@@ -1,6 +1,6 @@
 import { createJobs, JOB_NAMES, type JobName } from '../server/main/jobs';
 import { createDatabase } from '../server/platform/db';
-import { loadEnv } from '../server/platform/env';
+import { loadEnv } from '../server/main/env';
 import { createLogger } from '../server/platform/logger';
 import { createKafka } from '../server/platform/kafka/client';
 import { runJobCycle } from '../server/platform/jobs/run-log';

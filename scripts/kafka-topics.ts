@@ -1,5 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
-import { EnvError, envSchema, parseEnvWith } from '../server/platform/env';
+import { EnvError, platformEnvSchema, parseEnvWith } from '../server/platform/env';
 import { formatTopicAction, reconcileTopics } from '../server/platform/kafka/topics';
 
 /**
@@ -10,7 +10,7 @@ import { formatTopicAction, reconcileTopics } from '../server/platform/kafka/top
  * fix (a different replication factor, a topic the cluster refused to create), 1 on bad configuration.
  * Idempotent: run it before the first deployment and after every change of these settings.
  */
-const schema = envSchema.pick({
+const schema = platformEnvSchema.pick({
   KAFKA_BROKERS: true,
   KAFKA_TOPIC_PREFIX: true,
   KAFKA_CLIENT_ID: true,

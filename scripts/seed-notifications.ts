@@ -5,7 +5,7 @@ import { notificationsBookingEventsConsumer } from '../server/notifications/book
 import type { ConsumerDefinition } from '../server/platform/kafka/consumer-runner';
 import { rewardsBookingEventsConsumer } from '../server/rewards/booking-events.consumer';
 import { createDatabase } from '../server/platform/db';
-import { parseEnv, type Env } from '../server/platform/env';
+import { parseEnv, type Env } from '../server/main/env';
 import { replayThroughConsumer } from '../server/platform/kafka/replay';
 import { TOPICS } from '../server/platform/kafka/topics';
 import { createLogger } from '../server/platform/logger';

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './infra/index';
-import { envSchema } from '../server/platform/env';
+import { platformEnvSchema } from '../server/platform/env';
 
 /** Helpers shared by `npm start`, `npm test` and the bench: build and run web + worker as child processes. */
 
@@ -108,7 +108,7 @@ export function localProfileDataKey(dataRoot: string): string {
  */
 export function startLogFormat(configured: string | undefined, isTTY: boolean): 'json' | 'pretty' {
   if (configured === undefined || configured === '') return isTTY ? 'pretty' : 'json';
-  const parsed = envSchema.shape.LOG_FORMAT.safeParse(configured);
+  const parsed = platformEnvSchema.shape.LOG_FORMAT.safeParse(configured);
   if (!parsed.success) throw new Error(`invalid configuration: LOG_FORMAT ${parsed.error.issues[0]?.message} (got "${configured}")`);
   return parsed.data;
 }

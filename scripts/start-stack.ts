@@ -1,6 +1,6 @@
 import { createTopics, DATA_DIR, ensureDatabase, ensureInfra, redact, takeOverSignals } from './infra/index';
 import { freePort } from './infra/postgres';
-import { envSchema } from '../server/platform/env';
+import { platformEnvSchema } from '../server/platform/env';
 import { runMigrations } from '../server/platform/migrate';
 import { seed } from './seed';
 import { buildWeb, localProfileDataKey, startLogFormat, startProcess, waitForHttp, type Proc } from './stack';
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
 
 /** SHUTDOWN_TIMEOUT_MS as web and worker read it (the same zod rule), for the grace given to them here. */
 function parseShutdownTimeout(): number {
-  const parsed = envSchema.shape.SHUTDOWN_TIMEOUT_MS.safeParse(process.env.SHUTDOWN_TIMEOUT_MS);
+  const parsed = platformEnvSchema.shape.SHUTDOWN_TIMEOUT_MS.safeParse(process.env.SHUTDOWN_TIMEOUT_MS);
   if (!parsed.success) throw new Error(`invalid configuration: SHUTDOWN_TIMEOUT_MS ${parsed.error.issues[0]?.message} (got "${process.env.SHUTDOWN_TIMEOUT_MS}")`);
   return parsed.data;
 }

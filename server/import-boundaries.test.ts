@@ -37,6 +37,7 @@ describe('import boundaries', () => {
     ['server/crm/commands/input.ts', "import { x } from '../../profile/module-api';"],
     // a context reaches the composition root's lists through platform/registry.ts, never server/main/
     ['server/ops/dashboard/jobs.ts', "import { x } from '../../main/jobs';"],
+    ['server/ops/dashboard/views.ts', "import type { x } from '../../main/env';"],
   ])('%s may not: %s', async (file, code) => {
     expect(await rejected(file, code)).toBe(true);
   });
@@ -55,6 +56,7 @@ describe('import boundaries', () => {
     ['server/chessboard/commands/command-support.ts', "import { x } from '../../platform/audit';"],
     ['server/ops/router.ts', "import { x } from '../chessboard/hold-release-roles';"],
     ['server/ops/dashboard/jobs.ts', "import { x } from '../../platform/registry';"],
+    ['server/ops/dashboard/views.ts', "import type { x } from '../../chessboard/env';"],
     ['server/crm/router.ts', "import { x } from '../chessboard/queries';"],
     ['server/profile/commands.ts', "import { x } from '../crm/requisite-references';"],
     ['server/crm/commands/input.ts', "import { x } from '../ports';"],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEnv } from '@/server/platform/env';
+import { parseEnv } from '@/server/main/env';
 import { scheduleWords } from './schedule-words';
 
 const JUNE = Date.UTC(2026, 5, 15, 12);

@@ -3,7 +3,7 @@
  * of `*\/10 * * * * *`). Covers the shapes the jobs use (every N seconds / minutes, once a minute at a
  * second, once an hour, daily at a time); anything else answers null and the page shows the raw
  * expression. Daily times are told in one zone whatever zone a job is scheduled in, so a list of jobs
- * can be compared at a glance. Pure: the unit test pins every schedule of server/platform/env.ts.
+ * can be compared at a glance. Pure: the unit test pins every schedule the environment (server/main/env.ts) defaults to.
  */
 export type ScheduleLocale = 'ru' | 'en';
 

@@ -3,7 +3,7 @@ import type postgres from 'postgres';
 import { createSession, SESSION_COOKIE } from '../../server/auth/session';
 import { createCaller } from '../../server/main/app-router';
 import { createDatabase } from '../../server/platform/db';
-import { parseEnv } from '../../server/platform/env';
+import { parseEnv } from '../../server/main/env';
 import { createLogger } from '../../server/platform/logger';
 import { bookingsCsvResponse } from '../../server/reports/bookings-csv-http';
 import { createContextFor } from '../../server/trpc/context';

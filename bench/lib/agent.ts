@@ -14,7 +14,7 @@
 import { createJobs } from '../../server/main/jobs';
 import { consumers } from '../../server/main/consumers';
 import { createDatabase, type Database } from '../../server/platform/db';
-import { parseEnv, type Env } from '../../server/platform/env';
+import { parseEnv, type Env } from '../../server/main/env';
 import { createLogger } from '../../server/platform/logger';
 import { createKafka } from '../../server/platform/kafka/client';
 import { startConsumer } from '../../server/platform/kafka/consumer-runner';

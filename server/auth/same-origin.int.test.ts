@@ -1,6 +1,7 @@
 import superjson from 'superjson';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EnvError, parseEnv } from '../platform/env';
+import { parseEnv } from '../main/env';
+import { EnvError } from '../platform/env';
 import { resetRouteServices, testContextForRouteHandlers } from '../../test/harness/harness';
 import { insertTenant, insertUser, TEST_PASSWORD } from '../../test/fixtures/auth.fixtures';
 import { isCrossOrigin } from './same-origin';

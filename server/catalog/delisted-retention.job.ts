@@ -1,13 +1,16 @@
 import type postgres from 'postgres';
 import { connectPostgres } from '../platform/db';
-import type { Env } from '../platform/env';
+import type { PlatformEnv } from '../platform/env';
 import type { JobContext, JobDefinition } from '../platform/jobs/types';
+import type { CatalogEnv } from './env';
 import { retentionCutoff, validateRetentionSettings, type RetentionSettings } from './card';
 import {
   hasRemovableCards, purgeRemovableBatch, RETENTION_PHASES, type PurgedBatch, type RetentionPhase,
 } from './delisted-card-purge';
 import { getDelistedBacklog, serverNow } from './queries';
 import { retentionMetrics, setBacklog } from './retention-metrics';
+
+type CatalogJobEnv = PlatformEnv & CatalogEnv;
 
 /**
  * Job `delisted-retention` (spec catalog-delisted-retention-job): physically removes catalog cards that
@@ -51,7 +54,7 @@ export class DelistedRetentionRunFailed extends Error {
   }
 }
 
-export function retentionSettingsFromEnv(env: Env): RetentionSettings {
+export function retentionSettingsFromEnv(env: CatalogEnv): RetentionSettings {
   return {
     retentionPeriodMs: env.DELISTED_RETENTION_PERIOD_MS,
     batchSize: env.DELISTED_RETENTION_BATCH_SIZE,
@@ -99,7 +102,7 @@ async function releaseRetentionLock(conn: postgres.Sql): Promise<void> {
   }
 }
 
-async function runDelistedRetention(ctx: JobContext, opts: DelistedRetentionOptions): Promise<DelistedRetentionSummary> {
+async function runDelistedRetention(ctx: JobContext<CatalogJobEnv>, opts: DelistedRetentionOptions): Promise<DelistedRetentionSummary> {
   // invalid settings → ValidationError naming the field, before the lock is taken or anything is read
   const settings = validateRetentionSettings({ ...retentionSettingsFromEnv(ctx.env), ...opts.settings });
   const log = ctx.logger;
@@ -202,7 +205,7 @@ async function runDelistedRetention(ctx: JobContext, opts: DelistedRetentionOpti
 }
 
 /** The job with injectable settings, clock and batch hook (tests); production uses `delistedRetentionJob`. */
-export function createDelistedRetentionJob(opts: DelistedRetentionOptions = {}): JobDefinition {
+export function createDelistedRetentionJob(opts: DelistedRetentionOptions = {}): JobDefinition<CatalogJobEnv> {
   return {
     name: 'delisted-retention',
     schedule: (env) => ({ cron: env.DELISTED_RETENTION_SCHEDULE, timezone: env.DELISTED_RETENTION_TIMEZONE }),
@@ -210,4 +213,4 @@ export function createDelistedRetentionJob(opts: DelistedRetentionOptions = {}):
   };
 }
 
-export const delistedRetentionJob: JobDefinition = createDelistedRetentionJob();
+export const delistedRetentionJob: JobDefinition<CatalogJobEnv> = createDelistedRetentionJob();

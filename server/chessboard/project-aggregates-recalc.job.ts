@@ -1,9 +1,13 @@
 import { asc, eq, lte, sql } from 'drizzle-orm';
+import type { PlatformEnv } from '../platform/env';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
+import type { ChessboardEnv } from './env';
 import { TOPICS } from '../platform/kafka/topics';
 import { writeOutbox } from '../platform/outbox/write';
 import { projectAggregatesRecalculated } from './metrics';
 import { projects, propertyObjects } from './schema';
+
+type ChessboardJobEnv = PlatformEnv & ChessboardEnv;
 
 /**
  * Job `project-aggregates-recalc`: handles ProjectAggregatesRecalcRequested with a debounce. Every
@@ -25,12 +29,12 @@ export interface ProjectAggregatesRecalcSummary extends JobSummary {
 
 const PROJECTS_PER_CYCLE = 500;
 
-export function createProjectAggregatesRecalcJob(opts: { now?: () => Date } = {}): JobDefinition {
+export function createProjectAggregatesRecalcJob(opts: { now?: () => Date } = {}): JobDefinition<ChessboardJobEnv> {
   return {
     name: 'project-aggregates-recalc',
     schedule: (env) => ({ cron: env.AGGREGATES_RECALC_SCHEDULE, timezone: 'UTC' }),
     isIdle: (s) => s.ProjectsRecalculated === 0,
-    async run(ctx: JobContext): Promise<ProjectAggregatesRecalcSummary> {
+    async run(ctx: JobContext<ChessboardJobEnv>): Promise<ProjectAggregatesRecalcSummary> {
       const at = opts.now?.() ?? new Date();
       const due = new Date(at.getTime() - ctx.env.AGGREGATES_RECALC_DEBOUNCE_MS);
       const { db } = ctx.database;

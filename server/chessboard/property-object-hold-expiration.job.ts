@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Tx } from '../platform/db';
 import { AppError, pgErrorCode } from '../platform/errors';
+import type { PlatformEnv } from '../platform/env';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
+import type { ChessboardEnv } from './env';
 import { lockPropertyObject, requestProjectAggregatesRecalc } from './property-object-persistence';
 import { withSpan } from '../platform/tracing';
 import {
@@ -12,6 +14,8 @@ import { assertTransitionAllowed, PROPERTY_OBJECT_ERRORS, release, stateOf, type
 import {
   countExpiredHolds, countSkippedLocked, lockExpiredHolds, PHASES, writeHoldReleases, type ExpiredHold, type HoldPhase,
 } from './property-object-hold-expiration.sql';
+
+type ChessboardJobEnv = PlatformEnv & ChessboardEnv;
 
 /**
  * Job `property-object-hold-expiration`: the safety net for lost CRM releases. Every 60 s (UTC) it
@@ -118,12 +122,12 @@ async function writeReleases(
   }));
 }
 
-export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOptions = {}): JobDefinition {
+export function createPropertyObjectHoldExpirationJob(opts: HoldExpirationJobOptions = {}): JobDefinition<ChessboardJobEnv> {
   const guard = opts.guard ?? expirationJobGuard;
   return {
     name: 'property-object-hold-expiration',
     schedule: (env) => ({ cron: env.HOLD_EXPIRATION_SCHEDULE, timezone: 'UTC' }),
-    async run(ctx: JobContext): Promise<HoldExpirationSummary> {
+    async run(ctx: JobContext<ChessboardJobEnv>): Promise<HoldExpirationSummary> {
       const started = performance.now();
       const endTimer = holdExpirationCycleDuration.startTimer();
       const asOf = opts.now?.() ?? new Date();

@@ -2,7 +2,9 @@ import { and, count, eq, inArray, lt, notInArray, or, sql } from 'drizzle-orm';
 import type { Actor } from '../auth/actor';
 import type { Tx } from '../platform/db';
 import type { Logger } from '../platform/logger';
+import type { PlatformEnv } from '../platform/env';
 import type { JobContext, JobDefinition } from '../platform/jobs/types';
+import type { CrmEnv } from './env';
 import { writeOutbox } from '../platform/outbox/write';
 import { expireBooking } from './booking';
 import { otherActiveBookings, saveBooking, saveDealStatus } from './commands/persistence';
@@ -11,6 +13,8 @@ import { onBookingReleased } from './deal';
 import { bookingExpiredEvent } from './events';
 import { expirationItemsTotal, stuckInReserved } from './metrics';
 import { bookings, deals } from './schema';
+
+type CrmJobEnv = PlatformEnv & CrmEnv;
 
 /**
  * booking-expiration — the timeout driver of the Booking saga (INV-BKG-5). Every cycle (60 s, UTC) it
@@ -127,12 +131,12 @@ export interface BookingExpirationOptions {
   now?: () => Date;
 }
 
-export function createBookingExpirationJob(options: BookingExpirationOptions = {}): JobDefinition {
+export function createBookingExpirationJob(options: BookingExpirationOptions = {}): JobDefinition<CrmJobEnv> {
   const clock = options.now ?? (() => new Date());
   return {
     name: 'booking-expiration',
     schedule: (env) => ({ cron: env.BOOKING_EXPIRATION_SCHEDULE, timezone: 'UTC' }),
-    async run(ctx: JobContext): Promise<BookingExpirationSummary> {
+    async run(ctx: JobContext<CrmJobEnv>): Promise<BookingExpirationSummary> {
       const started = Date.now();
       const batchSize = ctx.env.BOOKING_EXPIRATION_BATCH_SIZE;
       const summary: BookingExpirationSummary = {
@@ -194,4 +198,4 @@ async function updateStuckGauge(ctx: JobContext, now: Date): Promise<void> {
   stuckInReserved.set(row?.n ?? 0);
 }
 
-export const bookingExpirationJob: JobDefinition = createBookingExpirationJob();
+export const bookingExpirationJob: JobDefinition<CrmJobEnv> = createBookingExpirationJob();

@@ -1,6 +1,6 @@
 import type { Actor } from '../auth/actor';
 import type { DbOrTx, Tx } from '../platform/db';
-import type { Env } from '../platform/env';
+import type { PlatformEnv } from '../platform/env';
 
 /**
  * What crm needs from other contexts, as functions the composition root plugs in at start-up
@@ -30,7 +30,8 @@ export function checkRequisiteReference(...args: Parameters<RequisiteReferenceCh
   return requisiteCheck(...args);
 }
 
-type ProfileEnv = Pick<Env, 'NODE_ENV' | 'PROFILE_DATA_KEY' | 'PROFILE_DATA_KEY_ID' | 'PROFILE_DATA_OLD_KEYS'>;
+/** profile's key settings (its slice of the environment): crm hands the process's env through without reading it. */
+type ProfileEnv = Pick<PlatformEnv, 'NODE_ENV'> & { PROFILE_DATA_KEY: string; PROFILE_DATA_KEY_ID: string; PROFILE_DATA_OLD_KEYS: string };
 
 /**
  * profile's answers for the booking search and the deal picker: the ids of the sets `actor` may use

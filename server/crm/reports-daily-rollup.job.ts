@@ -1,7 +1,11 @@
 import { sql } from 'drizzle-orm';
+import type { PlatformEnv } from '../platform/env';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
+import type { CrmEnv } from './env';
 import { cohortSql, dayStart, dayString, factsSql, ROLLUP_COLUMNS } from '../reports/cohort';
 import { ACTIVE_BOOKING_STATUSES } from './schema';
+
+type CrmJobEnv = PlatformEnv & CrmEnv;
 
 /**
  * Job `reports-daily-rollup`: keeps crm.booking_daily_rollup, the facts of the bookings created each UTC
@@ -38,12 +42,12 @@ const ALL_TENANTS = { own: null, requested: null };
 
 const addDays = (day: string, n: number) => dayString(new Date(dayStart(day).getTime() + n * DAY_MS));
 
-export function createReportsDailyRollupJob(opts: { now?: () => Date } = {}): JobDefinition {
+export function createReportsDailyRollupJob(opts: { now?: () => Date } = {}): JobDefinition<CrmJobEnv> {
   return {
     name: 'reports-daily-rollup',
     schedule: (env) => ({ cron: env.REPORTS_DAILY_ROLLUP_SCHEDULE, timezone: 'UTC' }),
     isIdle: (s) => s.DaysRolledUp === 0 && s.SkippedLockedCount === 0,
-    async run(ctx: JobContext): Promise<ReportsDailyRollupSummary> {
+    async run(ctx: JobContext<CrmJobEnv>): Promise<ReportsDailyRollupSummary> {
       const at = opts.now?.() ?? new Date();
       // the last UTC day that has ended
       const lastDay = dayString(new Date(Math.floor((at.getTime() - ENDED_MARGIN_MS) / DAY_MS) * DAY_MS - DAY_MS));

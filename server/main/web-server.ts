@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
 import { markPeerAddressStamped, stampPeerAddress } from '../auth/client-ip';
-import { loadEnv } from '../platform/env';
+import { loadEnv } from './env';
 import { METRICS_PORT_HEADER, setMetricsPortSecret } from '../platform/web-metrics';
 import { isTrpcPath, serveTrpc } from '../trpc/node-http';
 

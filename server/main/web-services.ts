@@ -1,5 +1,5 @@
 import { createDatabase, type Database } from '../platform/db';
-import { loadEnv, type Env } from '../platform/env';
+import { loadEnv, type Env } from './env';
 import { createLogger, type Logger } from '../platform/logger';
 import { collectProcessMetrics, renderMetrics } from '../platform/metrics';
 import { bindOutboxMetrics } from '../platform/outbox/relay';

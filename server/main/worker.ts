@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { createDatabase } from '../platform/db';
 import { installWorkerProcessGuards } from '../platform/process-guards';
-import { loadEnv } from '../platform/env';
+import { loadEnv } from './env';
 import { createLogger } from '../platform/logger';
 import { startTracing } from '../platform/tracing';
 import { collectProcessMetrics, renderMetrics } from '../platform/metrics';

@@ -1,8 +1,12 @@
 import { and, asc, eq, gt, isNotNull, lte, or, sql, isNull, ne } from 'drizzle-orm';
+import type { PlatformEnv } from '../platform/env';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
+import type { NotificationsEnv } from './env';
 import { deadlineSoonMessageId, describeBooking, insertNotifications } from './booking-events';
 import { notificationsCreated } from './metrics';
 import { holdDeadlines } from './schema';
+
+type NotificationsJobEnv = PlatformEnv & NotificationsEnv;
 
 export interface DeadlineSoonSummary extends JobSummary {
   HoldsNotified: number;
@@ -23,11 +27,11 @@ const HOLDS_PER_CYCLE = 500;
  * The frame (summary interface, per-cycle limit, a JobDefinition whose run computes `at` from opts.now)
  * is every job's, by platform/jobs/types; what repeats is that contract's shape, not logic to share.
  */
-export function createDeadlineSoonJob(opts: { now?: () => Date } = {}): JobDefinition {
+export function createDeadlineSoonJob(opts: { now?: () => Date } = {}): JobDefinition<NotificationsJobEnv> {
   return {
     name: 'notifications-deadline-soon',
     schedule: (env) => ({ cron: env.NOTIFICATIONS_DEADLINE_SOON_SCHEDULE, timezone: 'UTC' }),
-    async run(ctx: JobContext): Promise<DeadlineSoonSummary> {
+    async run(ctx: JobContext<NotificationsJobEnv>): Promise<DeadlineSoonSummary> {
       const at = opts.now?.() ?? new Date();
       const horizon = new Date(at.getTime() + ctx.env.NOTIFICATIONS_DEADLINE_SOON_MINUTES * 60_000);
       const summary: DeadlineSoonSummary = { HoldsNotified: 0, NotificationsCreated: 0, SkippedLockedCount: 0 };

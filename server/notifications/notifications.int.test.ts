@@ -11,6 +11,7 @@ import { createTestContext, type TestContext } from '../../test/harness/harness'
 import { createContextFor } from '../trpc/context';
 import { createCaller } from '../main/app-router';
 import type { JobContext } from '../platform/jobs/types';
+import type { Env } from '../main/env';
 import { notificationsBookingEventsConsumer } from './booking-events.consumer';
 import { createDeadlineSoonJob } from './deadline-soon.job';
 import { createNotificationsRetentionJob } from './retention.job';
@@ -41,7 +42,7 @@ const created = (tenantId: string, createdBy: string | null, reserveInMs = 3600_
   programId: randomUUID(), status: 'Reserved' as const, reserveExpiresAt: iso(reserveInMs), createdAt: iso(0),
 });
 const caller = (actor: Actor) => createCaller(createContextFor({ database: t.database, env: t.env, logger: t.logger }, actor));
-const jobCtx = (): JobContext => ({
+const jobCtx = (): JobContext<Env> => ({
   database: t.database, env: t.env, logger: t.logger, runId: randomUUID(), signal: new AbortController().signal, trigger: 'manual', kafka: createKafka(t.env),
 });
 

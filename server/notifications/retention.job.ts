@@ -1,6 +1,10 @@
 import { sql } from 'drizzle-orm';
+import type { PlatformEnv } from '../platform/env';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
+import type { NotificationsEnv } from './env';
 import { notificationsPruned } from './metrics';
+
+type NotificationsJobEnv = PlatformEnv & NotificationsEnv;
 
 export interface NotificationsRetentionSummary extends JobSummary {
   DeletedNotifications: number;
@@ -19,11 +23,11 @@ const BATCH = 2000;
  * The frame (summary interface, per-cycle limit, a JobDefinition whose run computes `at` from opts.now)
  * is every job's, by platform/jobs/types; what repeats is that contract's shape, not logic to share.
  */
-export function createNotificationsRetentionJob(opts: { now?: () => Date } = {}): JobDefinition {
+export function createNotificationsRetentionJob(opts: { now?: () => Date } = {}): JobDefinition<NotificationsJobEnv> {
   return {
     name: 'notifications-retention',
     schedule: (env) => ({ cron: env.NOTIFICATIONS_RETENTION_SCHEDULE, timezone: 'UTC' }),
-    async run(ctx: JobContext): Promise<NotificationsRetentionSummary> {
+    async run(ctx: JobContext<NotificationsJobEnv>): Promise<NotificationsRetentionSummary> {
       const at = opts.now?.() ?? new Date();
       const cutoff = new Date(at.getTime() - ctx.env.NOTIFICATIONS_RETENTION_MS);
       const { db } = ctx.database;

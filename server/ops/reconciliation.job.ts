@@ -1,6 +1,7 @@
 import { pruneJobRuns } from '../platform/jobs/run-log';
 import type { JobContext, JobDefinition, JobSummary } from '../platform/jobs/types';
 import { syncDlqMessages } from './dashboard/dlq';
+import type { DashboardEnv } from './dashboard/dashboard-env';
 import { consumerLag } from './dashboard/kafka-admin';
 import { pruneSamples } from './dashboard/metric-samples';
 import { getOverview, SERIES } from './dashboard/overview';
@@ -44,11 +45,11 @@ export interface ReconciliationSummary extends JobSummary {
   DurationMs: number;
 }
 
-export function createReconciliationJob(opts: { now?: () => Date } = {}): JobDefinition {
+export function createReconciliationJob(opts: { now?: () => Date } = {}): JobDefinition<DashboardEnv> {
   return {
     name: 'reconciliation',
     schedule: () => ({ ...RECONCILIATION_SCHEDULE }),
-    async run(ctx: JobContext): Promise<ReconciliationSummary> {
+    async run(ctx: JobContext<DashboardEnv>): Promise<ReconciliationSummary> {
       const started = performance.now();
       const now = opts.now?.() ?? new Date();
       const { db } = ctx.database;

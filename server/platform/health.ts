@@ -1,6 +1,6 @@
 import { createKafka } from './kafka/client';
 import type { Database } from './db';
-import type { Env } from './env';
+import type { PlatformEnv } from './env';
 
 export interface Health {
   status: 'ok' | 'degraded';
@@ -9,7 +9,7 @@ export interface Health {
 }
 
 /** Is PostgreSQL answering, and does the Kafka cluster answer a metadata request? */
-export async function checkHealth({ database, env }: { database: Database; env: Env }): Promise<Health> {
+export async function checkHealth({ database, env }: { database: Database; env: PlatformEnv }): Promise<Health> {
   const db: Health['db'] = { ok: false };
   const t0 = Date.now();
   try {

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { EnvError, parseEnv } from './env';
+import { EnvError, parseEnvWith, platformEnvSchema } from './env';
 import { createCapturingLogger, createLogger, prettyLine } from './logger';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', KAFKA_BROKERS: '127.0.0.1:9092' };
@@ -14,10 +14,10 @@ function capture(): { stream: PassThrough; text: () => string } {
 
 describe('log format', () => {
   it('LOG_FORMAT is json by default, pretty on request, anything else stops the process with its name', () => {
-    expect(parseEnv(base).LOG_FORMAT).toBe('json');
-    expect(parseEnv({ ...base, LOG_FORMAT: 'pretty' }).LOG_FORMAT).toBe('pretty');
-    expect(() => parseEnv({ ...base, LOG_FORMAT: 'text' })).toThrow(EnvError);
-    expect(() => parseEnv({ ...base, LOG_FORMAT: 'text' })).toThrow(/LOG_FORMAT/);
+    expect(parseEnvWith(platformEnvSchema, base).LOG_FORMAT).toBe('json');
+    expect(parseEnvWith(platformEnvSchema, { ...base, LOG_FORMAT: 'pretty' }).LOG_FORMAT).toBe('pretty');
+    expect(() => parseEnvWith(platformEnvSchema, { ...base, LOG_FORMAT: 'text' })).toThrow(EnvError);
+    expect(() => parseEnvWith(platformEnvSchema, { ...base, LOG_FORMAT: 'text' })).toThrow(/LOG_FORMAT/);
   });
 
   it('json writes one JSON object per line with level, time, msg and service', async () => {

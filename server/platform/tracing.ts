@@ -3,7 +3,7 @@ import {
   type Attributes, type Context, type Link, type Span, type SpanContext,
 } from '@opentelemetry/api';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { envSchema, type Env } from './env';
+import { platformEnvSchema, type PlatformEnv } from './env';
 
 /**
  * OpenTelemetry traces of the booking path: a tRPC command (or a job cycle) → its outbox row → the
@@ -23,7 +23,7 @@ import { envSchema, type Env } from './env';
 
 export const TRACER_NAME = 'pin-booking';
 
-export type TracingSettings = Pick<Env, 'OTEL_TRACES_EXPORTER' | 'OTEL_EXPORTER_OTLP_ENDPOINT'>;
+export type TracingSettings = Pick<PlatformEnv, 'OTEL_TRACES_EXPORTER' | 'OTEL_EXPORTER_OTLP_ENDPOINT'>;
 
 export interface Tracing {
   /** false when the exporter is `none` and no span processor was given: the API is a no-op */
@@ -95,7 +95,7 @@ export async function startTracing(
  * bad variable is reported by loadEnv on the first request, like every other setting of the web.
  */
 export async function startWebTracing(source: Record<string, string | undefined> = process.env): Promise<Tracing> {
-  const settings = envSchema.pick({ OTEL_TRACES_EXPORTER: true, OTEL_EXPORTER_OTLP_ENDPOINT: true }).safeParse(source);
+  const settings = platformEnvSchema.pick({ OTEL_TRACES_EXPORTER: true, OTEL_EXPORTER_OTLP_ENDPOINT: true }).safeParse(source);
   if (!settings.success) {
     console.error(`tracing not started: ${settings.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
     return { enabled: false, shutdown: async () => {} };

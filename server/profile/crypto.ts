@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Env } from '../platform/env';
+import type { ProfileKeyEnv } from './env';
 import { profileError } from './errors';
 
 /**
@@ -17,7 +17,7 @@ export interface Keyring {
 /** Public, in the repository: only ever used outside production (parseEnv refuses production without a key). */
 const DEV_KEY = Buffer.from('pin-booking-dev-only-profile-key'.padEnd(32, '!').slice(0, 32), 'utf8');
 
-export function keyringFromEnv(env: Pick<Env, 'NODE_ENV' | 'PROFILE_DATA_KEY' | 'PROFILE_DATA_KEY_ID' | 'PROFILE_DATA_OLD_KEYS'>): Keyring {
+export function keyringFromEnv(env: ProfileKeyEnv): Keyring {
   const keys = new Map<string, Buffer>();
   for (const entry of env.PROFILE_DATA_OLD_KEYS.split(',').filter(Boolean)) {
     const [id, key] = entry.split(':') as [string, string];

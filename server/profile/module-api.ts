@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Actor } from '../auth/actor';
 import type { DbOrTx, Tx } from '../platform/db';
-import type { Env } from '../platform/env';
+import type { ProfileKeyEnv } from './env';
 import { decryptFields, keyringFromEnv } from './crypto';
 import { maskRequisites, type RequisiteFields } from './requisites';
 import { requisiteSets, requisiteSetVersions } from './schema';
@@ -48,7 +48,7 @@ const normalName = (s: string) => s.trim().toLocaleLowerCase('ru').replace(/ё/g
  * so the newest SURNAME_SCAN_LIMIT usable sets are decrypted here and compared; nothing of them leaves
  * this function but the ids, and no reveal is recorded because nothing is shown.
  */
-export async function requisiteSetIdsMatchingSurname(db: DbOrTx, actor: Actor, env: Pick<Env, 'NODE_ENV' | 'PROFILE_DATA_KEY' | 'PROFILE_DATA_KEY_ID' | 'PROFILE_DATA_OLD_KEYS'>, surname: string): Promise<{ ids: string[]; truncated: boolean }> {
+export async function requisiteSetIdsMatchingSurname(db: DbOrTx, actor: Actor, env: ProfileKeyEnv, surname: string): Promise<{ ids: string[]; truncated: boolean }> {
   const wanted = normalName(surname);
   if (!wanted) return { ids: [], truncated: false };
   const keyring = keyringFromEnv(env);
@@ -78,7 +78,7 @@ export async function requisiteSetIdsMatchingSurname(db: DbOrTx, actor: Actor, e
  * The masked buyer name ("И••••• И. П.", what the requisite lists show) of each given set the actor may
  * use; a set it may not use, an erased or unreadable one is absent. Nothing full leaves profile.
  */
-export async function maskedBuyerNames(db: DbOrTx, actor: Actor, env: Pick<Env, 'NODE_ENV' | 'PROFILE_DATA_KEY' | 'PROFILE_DATA_KEY_ID' | 'PROFILE_DATA_OLD_KEYS'>, setIds: string[]): Promise<Record<string, string>> {
+export async function maskedBuyerNames(db: DbOrTx, actor: Actor, env: ProfileKeyEnv, setIds: string[]): Promise<Record<string, string>> {
   if (setIds.length === 0) return {};
   const keyring = keyringFromEnv(env);
   const rows = await db

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEnv } from '../platform/env';
+import { parseEnv } from '../main/env';
 import { decryptFields, encryptFields, keyringFromEnv } from './crypto';
 import { isPersonalInn, maskRequisites, requisiteFieldsInput } from './requisites';
 import { uniqueRequisites, validInn } from '../../test/fixtures/profile.fixtures';

@@ -1,6 +1,6 @@
 import type { Actor } from '../auth/actor';
 import type { Tx } from '../platform/db';
-import type { Env } from '../platform/env';
+import type { ProfileKeyEnv } from './env';
 import type { Context } from '../trpc/context';
 import { roleProcedure, router } from '../trpc/init';
 import {
@@ -11,9 +11,9 @@ import { keyringFromEnv, type Keyring } from './crypto';
 import { profileRoles } from './permissions';
 import { listRequisiteReveals, listRequisiteRevealsInput, listRequisiteSets, listRequisiteSetsInput, revealRequisiteSet, revealRequisiteSetInput } from './queries';
 
-const keyrings = new WeakMap<Env, Keyring>();
+const keyrings = new WeakMap<ProfileKeyEnv, Keyring>();
 /** one keyring per environment object (decoded once) */
-export function keyringOf(env: Env): Keyring {
+export function keyringOf(env: ProfileKeyEnv): Keyring {
   let k = keyrings.get(env);
   if (!k) keyrings.set(env, (k = keyringFromEnv(env)));
   return k;

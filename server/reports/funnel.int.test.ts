@@ -16,6 +16,7 @@ import { seedRequisiteSet } from '../../test/fixtures/profile.fixtures';
 import { projectObjects } from '../../test/harness/crm-projection';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import type { JobContext } from '../platform/jobs/types';
+import type { Env } from '../main/env';
 import { createKafka } from '../platform/kafka/client';
 import { createReportsDailyRollupJob } from '../crm/reports-daily-rollup.job';
 import { cohortSql, funnelReport, funnelSources } from './funnel';
@@ -328,7 +329,7 @@ describe('reports.funnel', () => {
 });
 
 describe('the daily rollup (job reports-daily-rollup)', () => {
-  const jobCtx = (): JobContext => ({
+  const jobCtx = (): JobContext<Env> => ({
     database: t.database, env: t.env, logger: t.logger, runId: randomUUID(), signal: new AbortController().signal, trigger: 'manual', kafka: createKafka(t.env),
   });
   const rollUp = (now: Date) => createReportsDailyRollupJob({ now: () => now }).run(jobCtx());

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from '../auth/actor';
 import type { Database } from '../platform/db';
-import type { Env } from '../platform/env';
+import type { Env } from '../main/env';
 import type { Logger } from '../platform/logger';
 
 export interface Context {

@@ -9,7 +9,7 @@ import { opsRouter } from '../ops/router';
 import { insertObject, insertWorld, MIN } from '../../test/fixtures/ops-dashboard.fixtures';
 import type { Database } from '../platform/db';
 import { isDatabaseUnavailable } from '../platform/errors';
-import { parseEnv } from '../platform/env';
+import { parseEnv } from '../main/env';
 import { projectedObjectOf } from '../../test/harness/crm-projection';
 import { createTestContext, routeHandlersOn, type TestContext } from '../../test/harness/harness';
 import { getServices } from '../main/web-services';

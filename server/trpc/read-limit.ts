@@ -1,4 +1,4 @@
-import type { Env } from '../platform/env';
+import type { PlatformEnv } from '../platform/env';
 
 /**
  * A token bucket per user on reads (tRPC queries). Reads are cheap one by one, but a user that sends
@@ -44,9 +44,9 @@ export class ReadBuckets {
   }
 }
 
-const byEnv = new WeakMap<Env, ReadBuckets>();
+const byEnv = new WeakMap<PlatformEnv, ReadBuckets>();
 /** One set of buckets per environment object (the web's services hold one). */
-export function readBucketsOf(env: Env): ReadBuckets {
+export function readBucketsOf(env: PlatformEnv): ReadBuckets {
   let b = byEnv.get(env);
   if (!b) byEnv.set(env, (b = new ReadBuckets(env.READ_LIMIT_PER_SECOND, env.READ_LIMIT_BURST)));
   return b;

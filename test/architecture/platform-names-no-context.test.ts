@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CONTEXT_ENV_SHAPES } from '../../server/main/env';
+import { platformEnvShape } from '../../server/platform/env';
 
 /**
  * platform/ is the ground floor: the contexts register their jobs, consumers and outboxes with it
@@ -55,5 +57,23 @@ describe('platform names no context', () => {
   it('finds a context name where one is written as a value, not in a comment or inside a longer name', () => {
     const code = "// the crm outbox\nexport const outboxes = ['crm', \"chessboard\"];\nconst table = `rewards.booking_endings`;\nconst label = 'crm_like';\n";
     expect(contextLiterals(code)).toEqual(["'crm'", '"chessboard"', '`rewards.booking_endings`']);
+  });
+});
+
+describe('platform\'s settings name no context\'s', () => {
+  const contextSettings = Object.values(CONTEXT_ENV_SHAPES).flatMap((shape) => Object.keys(shape));
+
+  it('every context with settings has a slice (server/<context>/env.ts) in the composition root', () => {
+    const withSlice = CONTEXTS.filter((c) => fs.existsSync(path.join(ROOT, 'server', c, 'env.ts')));
+    expect(Object.keys(CONTEXT_ENV_SHAPES).sort()).toEqual(withSlice.sort());
+  });
+
+  it('no setting of a context is in platform\'s shape', () => {
+    expect(Object.keys(platformEnvShape).filter((name) => contextSettings.includes(name))).toEqual([]);
+  });
+
+  it('server/platform/env.ts does not write a context\'s setting, even in a comment', () => {
+    const source = fs.readFileSync(path.join(ROOT, 'server/platform/env.ts'), 'utf8');
+    expect(contextSettings.filter((name) => new RegExp(`\\b${name}\\b`).test(source))).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { createTopics, dropDatabase, withDatabase } from '../../scripts/infra';
 // the job and consumer lists the ops modules read, as every process entry registers them
 import '../../server/main/registry';
 import { createDatabase, type Database } from '../../server/platform/db';
-import { parseEnv, resetEnvCache, type Env } from '../../server/platform/env';
+import { parseEnv, resetEnvCache, type Env } from '../../server/main/env';
 import { createCapturingLogger, type Logger } from '../../server/platform/logger';
 
 export interface TestContext {

@@ -13,7 +13,7 @@ import { createPropertyObjectHoldExpirationJob } from '../../server/chessboard/p
 import { actor, callerFor, insertDeal, insertProgram } from '../fixtures/crm.fixtures';
 import { createTestContext, type TestContext } from '../harness/harness';
 import { readTopics } from '../harness/kafka';
-import { resetEnvCache } from '../../server/platform/env';
+import { resetEnvCache } from '../../server/main/env';
 import { runJobCycle } from '../../server/platform/jobs/run-log';
 import { createKafka } from '../../server/platform/kafka/client';
 import { startConsumer, type RunningConsumer } from '../../server/platform/kafka/consumer-runner';

@@ -1,7 +1,7 @@
 import type { Actor } from '../../auth/actor';
 import { registeredJobs } from '../../platform/registry';
 import type { Database, Tx } from '../../platform/db';
-import type { Env } from '../../platform/env';
+import type { PlatformEnv } from '../../platform/env';
 import { AppError } from '../../platform/errors';
 import { recordAudit } from '../../platform/audit';
 import { runJobCycle, setJobControl, type JobRunResult } from '../../platform/jobs/run-log';
@@ -24,7 +24,7 @@ export const OPS_ERRORS = {
 
 export interface OpsDeps {
   database: Database;
-  env: Env;
+  env: PlatformEnv;
   logger: Logger;
 }
 

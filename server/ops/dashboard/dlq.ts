@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { KafkaMessage } from 'kafkajs';
 import type { Actor } from '../../auth/actor';
 import type { Db, DbOrTx } from '../../platform/db';
-import type { Env } from '../../platform/env';
+import type { PlatformEnv } from '../../platform/env';
 import { AppError, isAppError } from '../../platform/errors';
 import { createIdempotentProducer } from '../../platform/kafka/client';
 import { dlqTopic, REQUEUE_FOR_HEADER, withPrefix } from '../../platform/kafka/topics';
@@ -101,7 +101,7 @@ export interface DlqSyncResult {
  * Reads the DLQ records not cached yet: for each partition from max(low watermark, last cached + 1)
  * up to the end offset seen at the start. Nothing new → no consumer is started at all.
  */
-export async function syncDlqMessages(db: Db, env: Env, logger?: Logger, opts: { timeoutMs?: number } = {}): Promise<DlqSyncResult> {
+export async function syncDlqMessages(db: Db, env: PlatformEnv, logger?: Logger, opts: { timeoutMs?: number } = {}): Promise<DlqSyncResult> {
   const offsets = await dlqTopicOffsets(env);
   const cached = await db.execute<{ topic: string; partition: number; max: string }>(sql`
     SELECT topic, partition, max("offset")::text AS max FROM ${dlqMessages} GROUP BY topic, partition`);
@@ -173,7 +173,7 @@ const syncState = (g.__pinOpsDlqSync ??= new Map());
  * syncDlqMessages for a page read: concurrent callers share one read, and with `minIntervalMs` a process
  * reads at most that often. Without anything new a read costs one watermark request and one query.
  */
-export async function syncDlqThrottled(db: Db, env: Env, logger?: Logger, minIntervalMs = 0): Promise<DlqSyncResult | null> {
+export async function syncDlqThrottled(db: Db, env: PlatformEnv, logger?: Logger, minIntervalMs = 0): Promise<DlqSyncResult | null> {
   const key = `${env.KAFKA_BROKERS}|${env.KAFKA_TOPIC_PREFIX}|${env.DATABASE_URL}`;
   const s = syncState.get(key) ?? { at: 0 };
   syncState.set(key, s);
@@ -198,7 +198,7 @@ export interface DlqGroupSize {
 }
 
 /** DLQ size per group: records on `<group>.dlq` (high − low per partition) minus the decided ones still retained. */
-export async function getDlqSizes(db: DbOrTx, env: Env, offsets?: { group: string; topic: string; partitions: PartitionOffsets[] }[]): Promise<DlqGroupSize[]> {
+export async function getDlqSizes(db: DbOrTx, env: PlatformEnv, offsets?: { group: string; topic: string; partitions: PartitionOffsets[] }[]): Promise<DlqGroupSize[]> {
   const topics = offsets ?? (await dlqTopicOffsets(env));
   const out: DlqGroupSize[] = [];
   for (const t of topics) {
@@ -334,7 +334,7 @@ async function lockUndecided(tx: DbOrTx, ref: DlqRef, scope: TenantScope) {
 /** How a requeue sends the copy: one idempotent producer per call, or one shared by a batch (sends in turn, never concurrently). */
 type SendCopy = (message: { topic: string; key: string | null; value: string | null; headers: Record<string, string> }) => Promise<void>;
 
-async function withProducer<T>(env: Env, logger: Logger | undefined, work: (send: SendCopy) => Promise<T>): Promise<T> {
+async function withProducer<T>(env: PlatformEnv, logger: Logger | undefined, work: (send: SendCopy) => Promise<T>): Promise<T> {
   // connected at the first send: a batch whose records were all decided meanwhile never touches the broker
   let producer: ReturnType<typeof createIdempotentProducer> | null = null;
   try {
@@ -359,7 +359,7 @@ type DecisionInput = DlqRef & { actor: Actor; reason: string; scope: TenantScope
  * (its inbox-replay command) so the message is really tried again. The produce happens inside the transaction: if it fails, nothing
  * is recorded; if the commit fails after it, the copy is a duplicate the inbox will drop.
  */
-export async function requeueDlqMessage(db: Db, env: Env, input: DecisionInput, logger?: Logger): Promise<{ originalTopic: string; messageId: string | null }> {
+export async function requeueDlqMessage(db: Db, env: PlatformEnv, input: DecisionInput, logger?: Logger): Promise<{ originalTopic: string; messageId: string | null }> {
   return withProducer(env, logger, (send) => requeueWith(db, send, input));
 }
 
@@ -424,7 +424,7 @@ type BulkInput = { refs: DlqRef[]; actor: Actor; reason: string; scope: TenantSc
  * its own transaction, in the order given, so one that was decided meanwhile or belongs to another
  * tenant is reported and skipped without undoing the others; requeues share one producer.
  */
-export async function requeueDlqMessages(db: Db, env: Env, input: BulkInput, logger?: Logger): Promise<DlqBulkOutcome[]> {
+export async function requeueDlqMessages(db: Db, env: PlatformEnv, input: BulkInput, logger?: Logger): Promise<DlqBulkOutcome[]> {
   return withProducer(env, logger, (send) => eachRef(input, (ref) => requeueWith(db, send, { ...input, ...ref })));
 }
 
@@ -447,4 +447,4 @@ async function eachRef(input: BulkInput, decide: (ref: DlqRef) => Promise<unknow
 }
 
 /** The DLQ topic of a consumer group in this environment. */
-export const dlqTopicOf = (env: Env, group: string) => withPrefix(env.KAFKA_TOPIC_PREFIX, dlqTopic(group));
+export const dlqTopicOf = (env: PlatformEnv, group: string) => withPrefix(env.KAFKA_TOPIC_PREFIX, dlqTopic(group));

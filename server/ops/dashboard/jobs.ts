@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import type { Env } from '../../platform/env';
+import type { PlatformEnv } from '../../platform/env';
 import type { JobName } from '../../platform/jobs/types';
 import type { DbOrTx } from '../../platform/db';
 import { registeredJobNames, registeredJobs } from '../../platform/registry';
@@ -28,7 +28,7 @@ export function nextFireTime(expr: string, timezone: string): Date | null {
   }
 }
 
-export function jobSchedules(env: Env): JobSchedule[] {
+export function jobSchedules(env: PlatformEnv): JobSchedule[] {
   const jobs = registeredJobs();
   return registeredJobNames().map((name) => {
     const { cron: expr, timezone } = jobs[name].schedule(env);
@@ -43,7 +43,7 @@ export interface JobOverviewRow extends JobSchedule {
   lastSucceededAt: Date | null;
 }
 
-export async function listJobs(db: DbOrTx, env: Env): Promise<JobOverviewRow[]> {
+export async function listJobs(db: DbOrTx, env: PlatformEnv): Promise<JobOverviewRow[]> {
   const [runs, controls] = await Promise.all([lastJobRuns(db), jobControls(db)]);
   return jobSchedules(env).map((s) => ({
     ...s,

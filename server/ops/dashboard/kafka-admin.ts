@@ -1,6 +1,6 @@
 import type { Admin, Kafka } from 'kafkajs';
 import { registeredConsumers } from '../../platform/registry';
-import type { Env } from '../../platform/env';
+import type { PlatformEnv } from '../../platform/env';
 import type { ConsumerDefinition } from '../../platform/kafka/consumer-runner';
 import { createKafka } from '../../platform/kafka/client';
 import { dlqTopic, withPrefix } from '../../platform/kafka/topics';
@@ -23,7 +23,7 @@ const g = globalThis as unknown as { __pinOpsKafka?: Map<string, Shared> };
 const clients = (g.__pinOpsKafka ??= new Map());
 
 /** The process's kafkajs client for ops reads and actions (DLQ requeue, run now). */
-export function opsKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger): Kafka {
+export function opsKafka(env: Pick<PlatformEnv, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger): Kafka {
   let shared = clients.get(env.KAFKA_BROKERS);
   if (!shared) {
     shared = { kafka: createKafka(env, logger, '-ops'), connects: 0 };
@@ -32,7 +32,7 @@ export function opsKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, lo
   return shared.kafka;
 }
 
-function admin(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>): Promise<Admin> {
+function admin(env: Pick<PlatformEnv, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>): Promise<Admin> {
   opsKafka(env);
   const shared = clients.get(env.KAFKA_BROKERS)!;
   if (!shared.admin) {
@@ -62,12 +62,12 @@ export function isConnectionError(e: unknown): boolean {
 }
 
 /** Admin connections opened by this process for these brokers (tests). */
-export function opsAdminConnects(env: Pick<Env, 'KAFKA_BROKERS'>): number {
+export function opsAdminConnects(env: Pick<PlatformEnv, 'KAFKA_BROKERS'>): number {
   return clients.get(env.KAFKA_BROKERS)?.connects ?? 0;
 }
 
 /** Runs an admin call; a broken connection is dropped so the next call reconnects. */
-async function withAdmin<T>(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, fn: (a: Admin) => Promise<T>): Promise<T> {
+async function withAdmin<T>(env: Pick<PlatformEnv, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, fn: (a: Admin) => Promise<T>): Promise<T> {
   const connection = admin(env);
   const a = await connection;
   try {
@@ -96,7 +96,7 @@ export interface PartitionOffsets {
   high: number;
 }
 
-export async function topicOffsets(env: Env, topic: string): Promise<PartitionOffsets[]> {
+export async function topicOffsets(env: PlatformEnv, topic: string): Promise<PartitionOffsets[]> {
   return withAdmin(env, async (a) => {
     const rows = await a.fetchTopicOffsets(topic);
     return rows
@@ -131,7 +131,7 @@ export function consumerGroups(): { group: string; inbox: ConsumerDefinition['in
  * partitions. A partition the group never committed counts from the low watermark (everything still
  * retained is unconsumed), which is what the group would read with fromBeginning.
  */
-export async function consumerLag(env: Env): Promise<GroupLag[]> {
+export async function consumerLag(env: PlatformEnv): Promise<GroupLag[]> {
   const prefix = env.KAFKA_TOPIC_PREFIX;
   return withAdmin(env, async (a) => {
     const groups = consumerGroups();
@@ -167,7 +167,7 @@ export async function consumerLag(env: Env): Promise<GroupLag[]> {
 }
 
 /** The DLQ topic of each consumer group (prefixed) with its partitions' low/high watermarks. */
-export async function dlqTopicOffsets(env: Env): Promise<{ group: string; topic: string; partitions: PartitionOffsets[] }[]> {
+export async function dlqTopicOffsets(env: PlatformEnv): Promise<{ group: string; topic: string; partitions: PartitionOffsets[] }[]> {
   return Promise.all(consumerGroups().map(async ({ group }) => {
     const topic = withPrefix(env.KAFKA_TOPIC_PREFIX, dlqTopic(group));
     return { group, topic, partitions: await topicOffsets(env, topic) };

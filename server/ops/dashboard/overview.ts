@@ -1,6 +1,6 @@
 import { getDelistedBacklog, type DelistedBacklog } from '../../catalog/queries';
 import type { Database } from '../../platform/db';
-import type { Env } from '../../platform/env';
+import type { DashboardEnv } from './dashboard-env';
 import type { Logger } from '../../platform/logger';
 import { registeredJobNames } from '../../platform/registry';
 import { findingCounts } from '../reconciliation-findings';
@@ -80,7 +80,7 @@ export interface OverviewDeps {
   database: Database;
   /** the read replica (DATABASE_READ_URL): every figure is read there; only the samples are written to `database` */
   readDatabase?: Database;
-  env: Env;
+  env: DashboardEnv;
   logger?: Logger;
 }
 

@@ -1,6 +1,6 @@
 import { getDelistedBacklog, getNextRetentionCandidates } from '../../catalog/queries';
 import type { Database } from '../../platform/db';
-import type { Env } from '../../platform/env';
+import type { DashboardEnv } from './dashboard-env';
 import type { Logger } from '../../platform/logger';
 import { setReconciliationGauge } from '../reconciliation';
 import { readFindings } from '../reconciliation-findings';
@@ -21,7 +21,7 @@ import { type TenantScope } from './sql';
  */
 export interface ViewDeps {
   database: Database;
-  env: Env;
+  env: DashboardEnv;
   logger: Logger;
 }
 

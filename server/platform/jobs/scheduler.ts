@@ -1,7 +1,7 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Kafka } from 'kafkajs';
 import type { Database } from '../db';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import type { Logger } from '../logger';
 import { counter, registeredLabel } from '../metrics';
 import { isJobPaused, runJobCycle, type JobRunResult } from './run-log';
@@ -48,7 +48,7 @@ export class JobScheduler {
   private ticksInProgress = 0;
   private readonly running = new Set<string>();
 
-  constructor(private readonly deps: { database: Database; env: Env; logger: Logger; kafka: Kafka }) {}
+  constructor(private readonly deps: { database: Database; env: PlatformEnv; logger: Logger; kafka: Kafka }) {}
 
   get signal(): AbortSignal {
     return this.abort.signal;

@@ -1,5 +1,5 @@
 import type { Database } from '../db';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../logger';
 
@@ -8,9 +8,14 @@ export type JobName = string;
 
 export type JobTrigger = 'schedule' | 'manual' | 'cli';
 
-export interface JobContext {
+/**
+ * A job's context. `E` is the settings the job reads: platform's and its context's slice. Platform runs
+ * every job with the process's environment, which the composition root (server/main/env.ts) parses with
+ * every slice, so a job's own settings are always there.
+ */
+export interface JobContext<E extends PlatformEnv = PlatformEnv> {
   database: Database;
-  env: Env;
+  env: E;
   logger: Logger;
   /** correlationId of the cycle */
   runId: string;
@@ -23,12 +28,12 @@ export interface JobContext {
 
 export type JobSummary = Record<string, unknown>;
 
-export interface JobDefinition {
+export interface JobDefinition<E extends PlatformEnv = PlatformEnv> {
   name: JobName;
   /** node-cron expression (6 fields, seconds first) and its time zone */
-  schedule(env: Env): { cron: string; timezone: string };
+  schedule(env: E): { cron: string; timezone: string };
   /** one cycle; returns the summary counters named by the spec */
-  run(ctx: JobContext): Promise<JobSummary>;
+  run(ctx: JobContext<E>): Promise<JobSummary>;
   /**
    * A run that did nothing worth a history row (e.g. an idle relay tick every few seconds) may say so;
    * failures are always recorded.

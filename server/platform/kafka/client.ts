@@ -1,5 +1,5 @@
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import type { Logger } from '../logger';
 
 /**
@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 export const EXPECTED_WARNINGS = ['KafkaJS v2.0.0 switched default partitioner', 'Limiting retries for the idempotent producer'];
 
 /** kafkajs log lines go through pino (warn and above) instead of kafkajs's own console logger. */
-export function createKafka(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger, clientSuffix = ''): Kafka {
+export function createKafka(env: Pick<PlatformEnv, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, logger?: Logger, clientSuffix = ''): Kafka {
   return new Kafka({
     clientId: `${env.KAFKA_CLIENT_ID}${clientSuffix}`,
     brokers: env.KAFKA_BROKERS.split(','),

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { anyEnvelopeSchema, contracts, type AnyEnvelope, type Topic } from '../../contracts';
 import type { Database, Tx } from '../db';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import type { Logger } from '../logger';
 import { counter, gauge, registeredLabel } from '../metrics';
 import { createIdempotentProducer, toHeaders } from './client';
@@ -53,7 +53,7 @@ export interface ConsumerDefinition {
   /** the schema of the consumer's inbox table (`<inbox>.inbox`): its own context's */
   inbox: string;
   topics: Topic[];
-  handle(tx: Tx, message: ConsumedMessage, ctx: { logger: Logger; env: Env }): Promise<HandlerOutcome>;
+  handle(tx: Tx, message: ConsumedMessage, ctx: { logger: Logger; env: PlatformEnv }): Promise<HandlerOutcome>;
 }
 
 type PartitionOffset = { topic: string; partition: number; offset: string };
@@ -134,7 +134,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * back and is the caller's — the runner below, or a replay without Kafka (replay.ts).
  */
 export async function applyInInbox(
-  database: Database, def: ConsumerDefinition, message: ConsumedMessage, ctx: { logger: Logger; env: Env },
+  database: Database, def: ConsumerDefinition, message: ConsumedMessage, ctx: { logger: Logger; env: PlatformEnv },
 ): Promise<HandlerOutcome | { result: 'duplicate' }> {
   return database.db.transaction(async (tx) => {
     const inserted = await tx.execute(sql`INSERT INTO ${sql.identifier(def.inbox)}.inbox (consumer, message_id, topic, result)
@@ -171,7 +171,7 @@ export async function recordRejection(
  */
 export async function startConsumer(
   def: ConsumerDefinition,
-  deps: { database: Database; env: Env; logger: Logger; kafka: Kafka; fromBeginning?: boolean },
+  deps: { database: Database; env: PlatformEnv; logger: Logger; kafka: Kafka; fromBeginning?: boolean },
 ): Promise<RunningConsumer> {
   const { env } = deps;
   const group = withPrefix(env.KAFKA_TOPIC_PREFIX, def.name);

@@ -1,5 +1,5 @@
 import type { Admin, Kafka } from 'kafkajs';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import { gauge } from '../metrics';
 import type { ConsumerDefinition } from './consumer-runner';
 import { withPrefix } from './topics';
@@ -17,7 +17,7 @@ export interface PartitionLag {
  * Committed offset vs end offset per consumer group, topic and partition (kafkajs admin). A group that
  * never committed counts from the start of the log (lag = end - start).
  */
-export async function fetchConsumerLag(admin: Admin, env: Pick<Env, 'KAFKA_TOPIC_PREFIX'>, groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[]): Promise<PartitionLag[]> {
+export async function fetchConsumerLag(admin: Admin, env: Pick<PlatformEnv, 'KAFKA_TOPIC_PREFIX'>, groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[]): Promise<PartitionLag[]> {
   const out: PartitionLag[] = [];
   for (const def of groups) {
     if (def.topics.length === 0) continue;
@@ -39,12 +39,12 @@ export async function fetchConsumerLag(admin: Admin, env: Pick<Env, 'KAFKA_TOPIC
   return out;
 }
 
-let bound: { kafka: Kafka; env: Env; groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[] } | undefined;
+let bound: { kafka: Kafka; env: PlatformEnv; groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[] } | undefined;
 /**
  * The lag gauge is computed at scrape time from the broker; the worker binds its client here, with the
  * consumer groups it runs (server/main/consumers.ts: the composition root's list, platform does not import it).
  */
-export function bindConsumerLagMetrics(kafka: Kafka, env: Env, groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[]): void {
+export function bindConsumerLagMetrics(kafka: Kafka, env: PlatformEnv, groups: readonly Pick<ConsumerDefinition, 'name' | 'topics'>[]): void {
   bound = { kafka, env, groups };
 }
 

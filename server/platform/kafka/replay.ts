@@ -1,6 +1,6 @@
 import { contracts, type AnyEnvelope, type Topic } from '../../contracts';
 import type { Database } from '../db';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import type { Logger } from '../logger';
 import { applyInInbox, recordRejection, RejectMessage, type ConsumerDefinition } from './consumer-runner';
 
@@ -17,7 +17,7 @@ export async function replayThroughConsumer(
   database: Database,
   def: ConsumerDefinition,
   events: Iterable<{ topic: Topic; envelope: unknown }>,
-  ctx: { logger: Logger; env: Env; rejections?: 'record' | 'throw' },
+  ctx: { logger: Logger; env: PlatformEnv; rejections?: 'record' | 'throw' },
 ): Promise<ReplayCounts> {
   const counts: ReplayCounts = { applied: 0, noOp: 0, duplicate: 0, rejected: 0 };
   for (const e of events) {

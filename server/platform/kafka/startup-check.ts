@@ -1,5 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import { findMissingTopics, missingTopicsLine } from './topics';
 
 /**
@@ -8,7 +8,7 @@ import { findMissingTopics, missingTopicsLine } from './topics';
  * null when they do, else the one line to print before exiting (it names the missing topics and
  * `npm run kafka:topics`). Connection errors are thrown (the caller's own start-up error handling).
  */
-export async function checkTopicsAtStart(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID' | 'KAFKA_TOPIC_PREFIX'>): Promise<string | null> {
+export async function checkTopicsAtStart(env: Pick<PlatformEnv, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID' | 'KAFKA_TOPIC_PREFIX'>): Promise<string | null> {
   const kafka = new Kafka({
     clientId: `${env.KAFKA_CLIENT_ID}-startup-check`,
     brokers: env.KAFKA_BROKERS.split(','),
@@ -27,7 +27,7 @@ export async function checkTopicsAtStart(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA
 }
 
 /** For process entry points: prints the line and exits 1 when a topic is missing. */
-export async function exitUnlessTopicsExist(env: Pick<Env, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID' | 'KAFKA_TOPIC_PREFIX'>): Promise<void> {
+export async function exitUnlessTopicsExist(env: Pick<PlatformEnv, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID' | 'KAFKA_TOPIC_PREFIX'>): Promise<void> {
   const line = await checkTopicsAtStart(env);
   if (line === null) return;
   process.stderr.write(`${line}\n`, () => process.exit(1));

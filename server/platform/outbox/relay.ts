@@ -1,7 +1,7 @@
 import type { Producer } from 'kafkajs';
 import type postgres from 'postgres';
 import { connectPostgres, type Database } from '../db';
-import type { Env } from '../env';
+import type { PlatformEnv } from '../env';
 import type { Logger } from '../logger';
 import { counter, gauge, registeredLabel } from '../metrics';
 import { toHeaders } from '../kafka/client';
@@ -72,7 +72,7 @@ export class OutboxRelay {
 
   constructor(
     private readonly outbox: OutboxName,
-    private readonly deps: { database: Database; env: Env; logger: Logger; producer: Producer },
+    private readonly deps: { database: Database; env: PlatformEnv; logger: Logger; producer: Producer },
   ) {}
 
   /**

@@ -1,6 +1,6 @@
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Database } from '../../../server/platform/db';
-import type { Env } from '../../../server/platform/env';
+import type { Env } from '../../../server/main/env';
 import { toHeaders } from '../../../server/platform/kafka/client';
 import { startConsumer, type ConsumerDefinition, type RunningConsumer } from '../../../server/platform/kafka/consumer-runner';
 import { withPrefix } from '../../../server/platform/kafka/topics';

@@ -17,6 +17,7 @@ import { uploadContractCommand } from '../../../server/crm/commands/upload-contr
 import { uploadReceiptCommand } from '../../../server/crm/commands/upload-receipt';
 import { isAppError } from '../../../server/platform/errors';
 import type { JobContext } from '../../../server/platform/jobs/types';
+import type { Env } from '../../../server/main/env';
 import { createKafka } from '../../../server/platform/kafka/client';
 import { TOPICS } from '../../../server/platform/kafka/topics';
 import { createLogger } from '../../../server/platform/logger';
@@ -182,7 +183,7 @@ export async function interleavingsScenario(t: TestContext, opts: { numRuns: num
       return delivery;
     };
 
-    const jobContext = (): JobContext => ({
+    const jobContext = (): JobContext<Env> => ({
       database: t.database, env: t.env, logger, runId: randomUUID(), signal: new AbortController().signal, trigger: 'manual', kafka,
     });
 

@@ -4,7 +4,9 @@ import type { Actor } from '../auth/actor';
 import { AppError } from '../platform/errors';
 import { deleteProject, deletePropertyObject, setPropertyObjectHidden } from './commands';
 import { CATALOG_ACTION_ROLES } from './catalog-action-roles';
-import { parseInput, reasonInput, writeAudit, type CommandContext } from './commands/command-support';
+import { PROPERTY_OBJECT_STATUSES } from './schema';
+import { parseInput, reasonInput, writeAudit } from './commands/command-support';
+import type { CommandContext } from '../platform/command-context';
 
 /**
  * Catalog actions of the console: a developer manager (or a PIN manager) hides / shows an
@@ -21,6 +23,17 @@ export const setObjectHiddenInput = z.object({ propertyObjectId: z.uuid(), hidde
 export const withdrawObjectInput = z.object({ propertyObjectId: z.uuid(), reason });
 export const withdrawProjectInput = z.object({ projectId: z.uuid(), reason });
 
+// What the actions answer. Ids come from uuid columns (z.guid); messageId is the event's (null: nothing changed).
+/** the object's status after the action; `changed` false when it already was as asked */
+export const setObjectHiddenOutput = z.object({
+  propertyObjectId: z.guid(), changed: z.boolean(), status: z.enum(PROPERTY_OBJECT_STATUSES), version: z.number().int(), messageId: z.guid().nullable(),
+});
+export const withdrawObjectOutput = z.object({ propertyObjectId: z.guid(), messageId: z.guid() });
+/** `deleted` false when the project was already withdrawn */
+export const withdrawProjectOutput = z.object({
+  projectId: z.guid(), deleted: z.boolean(), deletedObjects: z.number().int(), messageId: z.guid().nullable(),
+});
+
 /** The router's schemas with the commands' reason (the same rule, the commands' message when called directly). */
 const withdrawObjectCommandInput = withdrawObjectInput.extend({ reason: reasonInput });
 const withdrawProjectCommandInput = withdrawProjectInput.extend({ reason: reasonInput });
@@ -32,13 +45,13 @@ function assertCatalogRole(actor: Actor): void {
   }
 }
 
-export async function setObjectHiddenAction(tx: Tx, input: z.input<typeof setObjectHiddenInput>, ctx: CommandContext) {
+export async function setObjectHiddenAction(tx: Tx, input: z.input<typeof setObjectHiddenInput>, ctx: CommandContext<Actor>): Promise<z.infer<typeof setObjectHiddenOutput>> {
   assertCatalogRole(ctx.actor);
   // setPropertyObjectHidden scopes by tenant, requires the reason and writes the audit row itself
   return setPropertyObjectHidden(tx, input, ctx);
 }
 
-export async function withdrawObjectAction(tx: Tx, given: z.input<typeof withdrawObjectInput>, ctx: CommandContext) {
+export async function withdrawObjectAction(tx: Tx, given: z.input<typeof withdrawObjectInput>, ctx: CommandContext<Actor>): Promise<z.infer<typeof withdrawObjectOutput>> {
   assertCatalogRole(ctx.actor);
   const { reason: why, ...input } = parseInput(withdrawObjectCommandInput, given);
   const at = ctx.now;
@@ -51,7 +64,7 @@ export async function withdrawObjectAction(tx: Tx, given: z.input<typeof withdra
   return r;
 }
 
-export async function withdrawProjectAction(tx: Tx, given: z.input<typeof withdrawProjectInput>, ctx: CommandContext) {
+export async function withdrawProjectAction(tx: Tx, given: z.input<typeof withdrawProjectInput>, ctx: CommandContext<Actor>): Promise<z.infer<typeof withdrawProjectOutput>> {
   assertCatalogRole(ctx.actor);
   const { reason: why, ...input } = parseInput(withdrawProjectCommandInput, given);
   const at = ctx.now;

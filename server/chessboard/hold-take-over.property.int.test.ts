@@ -6,7 +6,6 @@ import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { cancelDealCommand } from '../crm/commands/cancel-deal';
 import { confirmBookingCommand } from '../crm/commands/confirm-booking';
 import { createBookingCommand } from '../crm/commands/create-booking';
-import { commandContext } from '../crm/commands/context';
 import { startSaleCommand } from '../crm/commands/start-sale';
 import { deliverCrmEvent, CRM_STATUS_TOPICS } from '../../test/faults/helpers/consumer-emulation';
 import { createLogger } from '../platform/logger';
@@ -14,6 +13,7 @@ import { projectObjects } from '../../test/harness/crm-projection';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { seededShuffle } from '../../scripts/seed-data';
 import { insertObjects, insertProject, readObject, type Place } from '../../test/fixtures/chessboard.fixtures';
+import { commandContext } from '../platform/command-context';
 
 /**
  * DESIGN decisions 7 and 9, as a property over real PostgreSQL: two or three deals book ONE object one after

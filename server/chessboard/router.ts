@@ -1,10 +1,17 @@
 import { z } from 'zod';
-import { authedProcedure, roleProcedure, router } from '../trpc/init';
+import { commandProcedure } from '../trpc/command-procedure';
+import { authedProcedure, router } from '../trpc/init';
 import {
-  CATALOG_ACTION_ROLES, setObjectHiddenAction, setObjectHiddenInput, withdrawObjectAction, withdrawObjectInput, withdrawProjectAction, withdrawProjectInput,
+  CATALOG_ACTION_ROLES, setObjectHiddenAction, setObjectHiddenInput, setObjectHiddenOutput, withdrawObjectAction, withdrawObjectInput,
+  withdrawObjectOutput, withdrawProjectAction, withdrawProjectInput, withdrawProjectOutput,
 } from './catalog-actions';
-import { commandContext } from './commands';
 import { getGrid, getObject, listBuildings, listProjects, objectLabels } from './queries';
+
+const catalogAction = (name: string) => ({ name, roles: CATALOG_ACTION_ROLES, logMessage: 'chessboard catalog action applied' });
+/** ids, statuses and versions only */
+const objectLogFields = (r: { propertyObjectId: string; messageId: string | null; status?: string; version?: number }) => ({
+  propertyObjectId: r.propertyObjectId, status: r.status, version: r.version, messageId: r.messageId,
+});
 
 /**
  * Read side of the chessboard for the console; every role reads, each within its tenant scope. The
@@ -25,19 +32,10 @@ export const chessboardRouter = router({
     .input(z.object({ ids: z.array(z.uuid()).max(200) }))
     .query(({ ctx, input }) => objectLabels(ctx.database.db, ctx.actor, input.ids)),
   /** Catalog actions (developer manager, PIN manager; reason required, audited): see catalog-actions.ts. */
-  setObjectHidden: roleProcedure(...CATALOG_ACTION_ROLES)
-    .input(setObjectHiddenInput)
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => setObjectHiddenAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
-    ),
-  withdrawObject: roleProcedure(...CATALOG_ACTION_ROLES)
-    .input(withdrawObjectInput)
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => withdrawObjectAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
-    ),
-  withdrawProject: roleProcedure(...CATALOG_ACTION_ROLES)
-    .input(withdrawProjectInput)
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => withdrawProjectAction(tx, input, commandContext(ctx.actor, ctx.correlationId))),
-    ),
+  setObjectHidden: commandProcedure({ ...catalogAction('chessboard.setObjectHidden'), input: setObjectHiddenInput, output: setObjectHiddenOutput, handler: setObjectHiddenAction, logFields: objectLogFields }),
+  withdrawObject: commandProcedure({ ...catalogAction('chessboard.withdrawObject'), input: withdrawObjectInput, output: withdrawObjectOutput, handler: withdrawObjectAction, logFields: objectLogFields }),
+  withdrawProject: commandProcedure({
+    ...catalogAction('chessboard.withdrawProject'), input: withdrawProjectInput, output: withdrawProjectOutput, handler: withdrawProjectAction,
+    logFields: (r) => ({ projectId: r.projectId, deleted: r.deleted, deletedObjects: r.deletedObjects, messageId: r.messageId }),
+  }),
 });

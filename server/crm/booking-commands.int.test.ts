@@ -9,12 +9,12 @@ import { createTestContext, type TestContext } from '../../test/harness/harness'
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
 import { extendBookingCommand } from './commands/extend-booking';
-import { commandContext } from './commands/context';
 import {
   actor, bookingRow, callerFor, crmRowCounts, dealRow, expectTrpcError, httpCall, insertDeal, insertProgram, outboxOf, timelineOf,
 } from '../../test/fixtures/crm.fixtures';
 import { registry } from '../platform/metrics';
 import { seedRequisiteSet } from '../../test/fixtures/profile.fixtures';
+import { commandContext } from '../platform/command-context';
 
 /**
  * The Booking saga's commands through the tRPC caller on real PostgreSQL: transitions, the outbox in

@@ -9,11 +9,11 @@ import { createTestContext, type TestContext } from '../../test/harness/harness'
 import { bookingExpirationJob, createBookingExpirationJob, type BookingExpirationSummary } from './booking-expiration.job';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/context';
 import { uploadContractCommand } from './commands/upload-contract';
 import { actor, bookingRow, callerFor, dealRow, httpCall, insertDeal, insertProgram, jobContext, outboxOf, timelineOf } from '../../test/fixtures/crm.fixtures';
 import { projectedObjectOf } from '../../test/harness/crm-projection';
 import { seedRequisiteSet } from '../../test/fixtures/profile.fixtures';
+import { commandContext } from '../platform/command-context';
 
 /**
  * booking-expiration on real PostgreSQL (INV-BKG-5): phases, batching, SKIP LOCKED, idempotency by

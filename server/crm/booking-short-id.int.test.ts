@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { projectedObjectOf } from '../../test/harness/crm-projection';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/context';
 import { actor, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { bookingIdByPrefix } from './queries';
+import { commandContext } from '../platform/command-context';
 
 /** `/bookings/<short id>` resolves the short id lists show to the full id, inside the tenant scope (#19 point 7). */
 let t: TestContext;

@@ -5,8 +5,8 @@ import { projectedObjectOf } from '../../test/harness/crm-projection';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/context';
 import { actor, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
+import { commandContext } from '../platform/command-context';
 
 /**
  * The hot command path runs its statements as named, prepared statements (platform/db.ts): an unnamed

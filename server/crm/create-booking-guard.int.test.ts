@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectObjects } from '../../test/harness/crm-projection';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/context';
 import { actor, callerFor, crmRowCounts, expectTrpcError, httpCall, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
+import { commandContext } from '../platform/command-context';
 
 /**
  * DESIGN decision 8: CreateBooking books only what crm's own view of the objects (crm.property_objects)

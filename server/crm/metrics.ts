@@ -2,9 +2,10 @@ import { isAppError } from '../platform/errors';
 import { counter, gauge, histogram } from '../platform/metrics';
 import type { BookingRecord } from './booking';
 import type { CancelDealResult } from './commands/cancel-deal';
-import type { CommandContext } from './commands/context';
 import type { CrmCommandName } from './permissions';
 import { USER_ROLES } from '../auth/actor';
+import type { Actor } from '../auth/actor';
+import type { CommandContext } from '../platform/command-context';
 
 /** Saga metrics of crm (crm-booking-saga, Observability). */
 export const expirationItemsTotal = counter('crm_booking_expiration_items_total', 'Bookings expired by booking-expiration, by phase (reserve | booking)', ['phase'], { phase: ['reserve', 'booking'] });
@@ -26,7 +27,7 @@ const seconds = (from: Date | null, to: Date | null) => (from && to ? Math.max(0
 const resultOf = (e: unknown) => (isAppError(e) ? e.code : 'error');
 
 /** Called once after a command's transaction committed (never for an idempotent replay). */
-export function recordCommandSuccess(command: CrmCommandName, ctx: CommandContext, result: unknown): void {
+export function recordCommandSuccess(command: CrmCommandName, ctx: CommandContext<Actor>, result: unknown): void {
   switch (command) {
     case 'booking.create':
       createdTotal.inc({ initiated_by: ctx.actor.role });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../test/fixtures/chessboard.fixtures';
 import { SYSTEM_ACTOR } from '../auth/actor';
-import { commandContext, deletePropertyObject, upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
+import { deletePropertyObject, upsertBuilding, upsertProject, upsertPropertyObject } from '../chessboard/commands';
 import type { ChessboardPayload, ChessboardTopic } from '../contracts/chessboard';
 import { dlqTopic, TOPICS, withPrefix } from '../platform/kafka/topics';
 import { writeOutbox } from '../platform/outbox/write';
@@ -10,6 +10,7 @@ import { createTestContext, type TestContext } from '../../test/harness/harness'
 import { startBrokerPipeline, type BrokerPipeline } from '../../test/harness/kafka';
 import { actor, callerFor, crmRowCounts, expectTrpcError, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { crmPropertyObjectProjectionConsumer } from './property-object-projection.consumer';
+import { commandContext } from '../platform/command-context';
 
 /**
  * crm's projection of property objects (DESIGN decision 8) through the real broker: chessboard's

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertObjects, insertProject } from '../../test/fixtures/chessboard.fixtures';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { createBookingCommand } from './commands/create-booking';
-import { commandContext } from './commands/context';
 import { confirmBookingCommand } from './commands/confirm-booking';
 import { actor, callerFor, expectTrpcError, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { listBookings } from './queries';
 import { projectedObjectOf } from '../../test/harness/crm-projection';
+import { commandContext } from '../platform/command-context';
 
 /** The read side: filters, server-side pagination and sorting, tenant scope. */
 

@@ -1,22 +1,19 @@
-import type { Actor } from '../auth/actor';
 import { userIdsMatchingName } from '../auth/directory';
 import { objectLabels, propertyObjectIdsMatching } from '../chessboard/queries';
 import { buyerNameLookup } from './ports';
-import type { Tx } from '../platform/db';
+import { commandProcedure } from '../trpc/command-procedure';
+import { authedProcedure, router } from '../trpc/init';
+import { cancelBookingCommand, cancelBookingInput, cancelBookingOutput } from './commands/cancel-booking';
+import { cancelDealCommand, cancelDealInput, cancelDealOutput, type CancelDealResult } from './commands/cancel-deal';
+import { confirmBookingCommand, confirmBookingInput, confirmBookingOutput } from './commands/confirm-booking';
+import { confirmPaymentCommand, confirmPaymentInput, confirmPaymentOutput } from './commands/confirm-payment';
+import { createBookingCommand, createBookingInput, createBookingOutput } from './commands/create-booking';
+import { extendBookingCommand, extendBookingInput, extendBookingOutput } from './commands/extend-booking';
+import { setProgramRewardCommand, setProgramRewardInput, setProgramRewardOutput } from './commands/set-program-reward';
+import { startSaleCommand, startSaleInput, startSaleOutput } from './commands/start-sale';
+import { uploadContractCommand, uploadContractInput, uploadContractOutput } from './commands/upload-contract';
+import { uploadReceiptCommand, uploadReceiptInput, uploadReceiptOutput } from './commands/upload-receipt';
 import type { BookingRecord } from './booking';
-import type { Context } from '../trpc/context';
-import { authedProcedure, roleProcedure, router } from '../trpc/init';
-import { cancelBookingCommand, cancelBookingInput } from './commands/cancel-booking';
-import { cancelDealCommand, cancelDealInput, type CancelDealResult } from './commands/cancel-deal';
-import { confirmBookingCommand, confirmBookingInput } from './commands/confirm-booking';
-import { confirmPaymentCommand, confirmPaymentInput } from './commands/confirm-payment';
-import { createBookingCommand, createBookingInput } from './commands/create-booking';
-import { extendBookingCommand, extendBookingInput } from './commands/extend-booking';
-import { commandContext, type CommandContext } from './commands/context';
-import { setProgramRewardCommand, setProgramRewardInput } from './commands/set-program-reward';
-import { startSaleCommand, startSaleInput } from './commands/start-sale';
-import { uploadContractCommand, uploadContractInput } from './commands/upload-contract';
-import { uploadReceiptCommand, uploadReceiptInput } from './commands/upload-receipt';
 import { recordCommandFailure, recordCommandSuccess } from './metrics';
 import { commandRoles, type CrmCommandName } from './permissions';
 import {
@@ -31,66 +28,28 @@ const PERSON_NAME = /^\p{L}[\p{L}\s'-]*\p{L}$/u;
 const flatNumber = (search: string) => search.replace(/^(кв\.?|квартира|flat)\s*/iu, '') || search;
 
 /**
- * Runs one crm command in one transaction (aggregate + timeline + outbox commit together), then
- * records its metrics and a log line — only after the commit, and not for an idempotent replay.
+ * What every crm command shares: its roles, its log line, and crm's saga metrics (recorded after the
+ * commit, never for an idempotent replay).
  */
-async function runCommand<I, O>(
-  ctx: Context & { actor: Actor },
-  name: CrmCommandName,
-  command: (tx: Tx, input: I, cctx: CommandContext) => Promise<O>,
-  input: I,
-): Promise<O> {
-  const cctx = commandContext(ctx.actor, ctx.correlationId);
-  try {
-    const result = await ctx.database.db.transaction((tx) => command(tx, input, cctx));
-    if (!cctx.replayed) recordCommandSuccess(name, cctx, result);
-    ctx.logger.info({ command: name, ...logFields(result), replayed: cctx.replayed ?? false, correlationId: cctx.correlationId }, 'crm command applied');
-    return result;
-  } catch (e) {
-    recordCommandFailure(name, e);
-    throw e;
-  }
-}
+const crmCommand = (name: CrmCommandName) => ({
+  name, roles: commandRoles(name), logMessage: 'crm command applied', onApplied: recordCommandSuccess, onFailed: recordCommandFailure,
+});
 
 /** ids and statuses only (no names, no documents) */
-function logFields(result: unknown): Record<string, unknown> {
-  if (result && typeof result === 'object' && 'cancelledBookings' in result) {
-    const r = result as CancelDealResult;
-    return { dealId: r.deal.id, status: r.deal.status, cancelledBookingIds: r.cancelledBookings.map((b) => b.id) };
-  }
-  const b = result as BookingRecord;
-  return { bookingId: b.id, dealId: b.dealId, status: b.status, version: b.version };
-}
-
-const commandProcedure = (name: CrmCommandName) => roleProcedure(...commandRoles(name));
+const bookingLogFields = (b: BookingRecord) => ({ bookingId: b.id, dealId: b.dealId, status: b.status, version: b.version });
+const dealLogFields = (r: CancelDealResult) => ({ dealId: r.deal.id, status: r.deal.status, cancelledBookingIds: r.cancelledBookings.map((b) => b.id) });
 
 // One procedure a command, spelled out: a loop over a command table would give tRPC's client one
 // inferred input type for all of them (the `duplicates` tool sees the repetition; it is deliberate).
 export const bookingRouter = router({
-  create: commandProcedure('booking.create')
-    .input(createBookingInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.create', createBookingCommand, input)),
-  uploadContract: commandProcedure('booking.uploadContract')
-    .input(uploadContractInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.uploadContract', uploadContractCommand, input)),
-  uploadReceipt: commandProcedure('booking.uploadReceipt')
-    .input(uploadReceiptInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.uploadReceipt', uploadReceiptCommand, input)),
-  confirm: commandProcedure('booking.confirm')
-    .input(confirmBookingInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.confirm', confirmBookingCommand, input)),
-  confirmPayment: commandProcedure('booking.confirmPayment')
-    .input(confirmPaymentInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.confirmPayment', confirmPaymentCommand, input)),
-  extend: commandProcedure('booking.extend')
-    .input(extendBookingInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.extend', extendBookingCommand, input)),
-  cancel: commandProcedure('booking.cancel')
-    .input(cancelBookingInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.cancel', cancelBookingCommand, input)),
-  startSale: commandProcedure('booking.startSale')
-    .input(startSaleInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'booking.startSale', startSaleCommand, input)),
+  create: commandProcedure({ ...crmCommand('booking.create'), input: createBookingInput, output: createBookingOutput, handler: createBookingCommand, logFields: bookingLogFields }),
+  uploadContract: commandProcedure({ ...crmCommand('booking.uploadContract'), input: uploadContractInput, output: uploadContractOutput, handler: uploadContractCommand, logFields: bookingLogFields }),
+  uploadReceipt: commandProcedure({ ...crmCommand('booking.uploadReceipt'), input: uploadReceiptInput, output: uploadReceiptOutput, handler: uploadReceiptCommand, logFields: bookingLogFields }),
+  confirm: commandProcedure({ ...crmCommand('booking.confirm'), input: confirmBookingInput, output: confirmBookingOutput, handler: confirmBookingCommand, logFields: bookingLogFields }),
+  confirmPayment: commandProcedure({ ...crmCommand('booking.confirmPayment'), input: confirmPaymentInput, output: confirmPaymentOutput, handler: confirmPaymentCommand, logFields: bookingLogFields }),
+  extend: commandProcedure({ ...crmCommand('booking.extend'), input: extendBookingInput, output: extendBookingOutput, handler: extendBookingCommand, logFields: bookingLogFields }),
+  cancel: commandProcedure({ ...crmCommand('booking.cancel'), input: cancelBookingInput, output: cancelBookingOutput, handler: cancelBookingCommand, logFields: bookingLogFields }),
+  startSale: commandProcedure({ ...crmCommand('booking.startSale'), input: startSaleInput, output: startSaleOutput, handler: startSaleCommand, logFields: bookingLogFields }),
 
   byId: authedProcedure.input(bookingByIdInput).query(({ ctx, input }) => bookingById(ctx.database.db, ctx.actor, input)),
   // the object-number search is answered by the chessboard (its objects, in the actor's tenant scope), a
@@ -109,20 +68,15 @@ export const bookingRouter = router({
     });
     return { ...list, objectsTruncated: Boolean(numbered?.truncated || buyers?.truncated) };
   }),
-  setProgramReward: commandProcedure('program.setReward')
-    .input(setProgramRewardInput)
-    .mutation(async ({ ctx, input }) => {
-      const program = await ctx.database.db.transaction((tx) => setProgramRewardCommand(tx, input, commandContext(ctx.actor, ctx.correlationId)));
-      ctx.logger.info({ command: 'program.setReward', programId: program.id, rewardKind: program.rewardKind, rewardValue: program.rewardValue }, 'crm programme reward set');
-      return program;
-    }),
+  setProgramReward: commandProcedure({
+    ...crmCommand('program.setReward'), input: setProgramRewardInput, output: setProgramRewardOutput, handler: setProgramRewardCommand,
+    logFields: (p) => ({ programId: p.id, rewardKind: p.rewardKind, rewardValue: p.rewardValue }),
+  }),
   programs: authedProcedure.input(listProgramsInput).query(({ ctx, input }) => listPrograms(ctx.database.db, ctx.actor, input)),
 });
 
 export const dealRouter = router({
-  cancel: commandProcedure('deal.cancel')
-    .input(cancelDealInput)
-    .mutation(({ ctx, input }) => runCommand(ctx, 'deal.cancel', cancelDealCommand, input)),
+  cancel: commandProcedure({ ...crmCommand('deal.cancel'), input: cancelDealInput, output: cancelDealOutput, handler: cancelDealCommand, logFields: dealLogFields }),
   // each deal with what a picker needs to tell it apart: the flat it holds (chessboard's number) and
   // its buyer (profile's masked name, only of the sets the actor may use)
   list: authedProcedure.input(listDealsInput).query(async ({ ctx, input }) => {

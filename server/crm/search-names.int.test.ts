@@ -5,9 +5,9 @@ import { insertUser } from '../../test/fixtures/auth.fixtures';
 import { insertObject, insertWorld, type World } from '../../test/fixtures/ops-dashboard.fixtures';
 import { seedRequisiteSet, uniqueRequisites } from '../../test/fixtures/profile.fixtures';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
-import { commandContext } from './commands/context';
 import { createBookingCommand } from './commands/create-booking';
 import { actor, callerFor, insertProgram } from '../../test/fixtures/crm.fixtures';
+import { commandContext } from '../platform/command-context';
 
 /**
  * booking.list finds a booking by the names people use — the deal's title or number, the deal's agent,

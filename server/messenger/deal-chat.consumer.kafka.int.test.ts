@@ -13,6 +13,7 @@ import { postMessageCommand } from './commands/post-message';
 import { dealChatConsumer } from './deal-chat.consumer';
 import { MESSENGER_ERRORS } from './errors';
 import { chatOf } from './queries';
+import { commandContext } from '../platform/command-context';
 
 /** The deal chat consumer through the real broker: crm outbox → relay → Kafka → startConsumer → messenger. */
 
@@ -145,15 +146,15 @@ describe('messenger.deal-chat through Kafka', () => {
     expect(own.canPost).toBe(false);
     for (const role of ['viewer', 'agent', 'developer_manager'] as const) {
       expect(await code(chatOf(db, actor(role, OTHER_TENANT), { dealId: b.dealId }))).toBe(`NOT_FOUND:${MESSENGER_ERRORS.CHAT_NOT_FOUND}`);
-      expect(await code(db.transaction((tx) => postMessageCommand(tx, actor(role, OTHER_TENANT), { dealId: b.dealId, text: 'hi' })))).toBe(`NOT_FOUND:${MESSENGER_ERRORS.CHAT_NOT_FOUND}`);
+      expect(await code(db.transaction((tx) => postMessageCommand(tx, { dealId: b.dealId, text: 'hi' }, commandContext(actor(role, OTHER_TENANT)))))).toBe(`NOT_FOUND:${MESSENGER_ERRORS.CHAT_NOT_FOUND}`);
     }
     // an agent of the tenant who is not the deal's agent may read, not post
-    expect(await code(db.transaction((tx) => postMessageCommand(tx, actor('agent', TENANT), { dealId: b.dealId, text: 'hi' })))).toBe(`FORBIDDEN:${MESSENGER_ERRORS.FORBIDDEN}`);
-    expect(await code(db.transaction((tx) => postMessageCommand(tx, actor('agent', TENANT, agentId), { dealId: b.dealId, text: '  <b>hi</b>  ' })))).toBe('ok');
-    expect(await code(db.transaction((tx) => postMessageCommand(tx, actor('developer_manager', TENANT), { dealId: b.dealId, text: 'ok' })))).toBe('ok');
-    expect(await code(db.transaction((tx) => postMessageCommand(tx, actor('pin_manager', null), { dealId: b.dealId, text: 'x'.repeat(2000) })))).toBe('ok');
+    expect(await code(db.transaction((tx) => postMessageCommand(tx, { dealId: b.dealId, text: 'hi' }, commandContext(actor('agent', TENANT)))))).toBe(`FORBIDDEN:${MESSENGER_ERRORS.FORBIDDEN}`);
+    expect(await code(db.transaction((tx) => postMessageCommand(tx, { dealId: b.dealId, text: '  <b>hi</b>  ' }, commandContext(actor('agent', TENANT, agentId)))))).toBe('ok');
+    expect(await code(db.transaction((tx) => postMessageCommand(tx, { dealId: b.dealId, text: 'ok' }, commandContext(actor('developer_manager', TENANT)))))).toBe('ok');
+    expect(await code(db.transaction((tx) => postMessageCommand(tx, { dealId: b.dealId, text: 'x'.repeat(2000) }, commandContext(actor('pin_manager', null)))))).toBe('ok');
     for (const text of ['   ', 'x'.repeat(2001)]) {
-      expect(await code(db.transaction((tx) => postMessageCommand(tx, actor('pin_manager', null), { dealId: b.dealId, text })))).toBe(`BAD_REQUEST:${MESSENGER_ERRORS.INVALID_TEXT}`);
+      expect(await code(db.transaction((tx) => postMessageCommand(tx, { dealId: b.dealId, text }, commandContext(actor('pin_manager', null)))))).toBe(`BAD_REQUEST:${MESSENGER_ERRORS.INVALID_TEXT}`);
     }
     const chat = await chatOf(db, actor('agent', TENANT, agentId), { dealId: b.dealId, limit: 2 });
     expect(chat.canPost).toBe(true);
@@ -173,6 +174,6 @@ describe('messenger.deal-chat through Kafka', () => {
     const chat = await chatOf(db, actor('investor', null, investorId), { dealId: b.dealId });
     expect([chat.entries.map((e) => e.cardType), chat.canPost]).toEqual([['booking-created'], false]);
     expect(await code(chatOf(db, actor('investor', null), { dealId: b.dealId }))).toBe(`NOT_FOUND:${MESSENGER_ERRORS.CHAT_NOT_FOUND}`);
-    expect(await code(db.transaction((tx) => postMessageCommand(tx, actor('investor', null, investorId), { dealId: b.dealId, text: 'hi' })))).toBe(`FORBIDDEN:${MESSENGER_ERRORS.FORBIDDEN}`);
+    expect(await code(db.transaction((tx) => postMessageCommand(tx, { dealId: b.dealId, text: 'hi' }, commandContext(actor('investor', null, investorId)))))).toBe(`FORBIDDEN:${MESSENGER_ERRORS.FORBIDDEN}`);
   }, 90_000);
 });

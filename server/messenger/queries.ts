@@ -4,7 +4,7 @@ import { tenantScope, type Actor } from '../auth/actor';
 import type { DbOrTx } from '../platform/db';
 import { AppError } from '../platform/errors';
 import { MESSENGER_ERRORS } from './errors';
-import { dealChats, messages, type CardType } from './schema';
+import { CARD_TYPES, dealChats, messages } from './schema';
 
 export const chatInput = z.object({
   dealId: z.uuid(),
@@ -14,17 +14,19 @@ export const chatInput = z.object({
 });
 export type ChatInput = z.input<typeof chatInput>;
 
-export interface ChatEntry {
-  id: number;
-  kind: 'card' | 'message';
-  bookingId: string | null;
-  cardType: CardType | null;
-  card: Record<string, unknown> | null;
-  authorId: string | null;
-  authorRole: string | null;
-  text: string | null;
-  occurredAt: Date;
-}
+/** One entry of a chat: a system card of a crm event or a participant's message. */
+export const chatEntryOutput = z.object({
+  id: z.number().int(),
+  kind: z.enum(['card', 'message']),
+  bookingId: z.guid().nullable(),
+  cardType: z.enum(CARD_TYPES).nullable(),
+  card: z.record(z.string(), z.unknown()).nullable(),
+  authorId: z.string().nullable(),
+  authorRole: z.string().nullable(),
+  text: z.string().nullable(),
+  occurredAt: z.date(),
+});
+export type ChatEntry = z.infer<typeof chatEntryOutput>;
 
 export interface Chat {
   dealId: string;

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import { tenantScope, type Actor } from '../auth/actor';
-import type { Db } from '../platform/db';
+import type { Db, DbOrTx } from '../platform/db';
 import { notificationReads, notifications, type NotificationType } from './schema';
 
 /**
@@ -100,15 +100,15 @@ export async function unreadCount(db: Db, actor: Actor): Promise<{ unread: numbe
 }
 
 /** Marks the given notifications read for this user; ids the user cannot see are ignored (not an error: a foreign id looks missing). */
-export async function markRead(db: Db, actor: Actor, input: { ids: number[] }): Promise<{ marked: number }> {
+export async function markRead(db: DbOrTx, actor: Actor, input: { ids: number[] }): Promise<{ marked: number }> {
   return insertReads(db, actor, inArray(notifications.id, input.ids));
 }
 
-export async function markAllRead(db: Db, actor: Actor): Promise<{ marked: number }> {
+export async function markAllRead(db: DbOrTx, actor: Actor): Promise<{ marked: number }> {
   return insertReads(db, actor);
 }
 
-async function insertReads(db: Db, actor: Actor, where?: SQL): Promise<{ marked: number }> {
+async function insertReads(db: DbOrTx, actor: Actor, where?: SQL): Promise<{ marked: number }> {
   const rows = await db.execute(sql`INSERT INTO ${notificationReads} (notification_id, user_id)
     SELECT ${notifications.id}, ${actor.userId}::uuid FROM ${notifications} WHERE ${and(visibleTo(actor), where)}
     ON CONFLICT DO NOTHING RETURNING notification_id`);

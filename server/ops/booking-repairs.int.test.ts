@@ -6,7 +6,6 @@ import { createPropertyObjectHoldExpirationJob } from '../chessboard/property-ob
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { createBookingCommand } from '../crm/commands/create-booking';
 import { extendBookingCommand } from '../crm/commands/extend-booking';
-import { commandContext } from '../crm/commands/context';
 import { actor, bookingRow, callerFor, insertDeal, insertProgram, outboxOf, timelineOf } from '../../test/fixtures/crm.fixtures';
 import { TOPICS } from '../platform/kafka/topics';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
@@ -14,6 +13,7 @@ import { eventually, seedChessboard, startBackbone, type Backbone, type SeededCh
 import { closeOpsKafka } from './dashboard/kafka-admin';
 import { auditRows, errorOf, opsCaller } from '../../test/fixtures/ops-dashboard.fixtures';
 import { runReconciliation } from './reconciliation';
+import { commandContext } from '../platform/command-context';
 
 /**
  * Issue 15, "manual release and reconciliation that close the loop", through the REAL broker: crm

@@ -1,15 +1,16 @@
 import { z } from 'zod';
 import { canSeeTenant, type Actor } from '../auth/actor';
-import { commandContext as chessboardCommandContext, reholdForCrmBooking, releaseHoldManually } from '../chessboard/commands';
+import { reholdForCrmBooking, releaseHoldManually, releaseHoldManuallyOutput } from '../chessboard/commands';
 import { recordAudit } from '../platform/audit';
 import { isActive, type BookingRecord } from '../crm/booking';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
-import { commandContext } from '../crm/commands/context';
+import { bookingOutput } from '../crm/commands/output';
 import { activeBookingOfObject, bookingRecordById } from '../crm/queries';
 import type { Tx } from '../platform/db';
 import { DIVERGENCE_AUDIT_ACTION } from './reconciliation';
 import { recheckAfterRepair } from './reconciliation-findings';
 import { AppError } from '../platform/errors';
+import { commandContext, type CommandContext } from '../platform/command-context';
 
 /**
  * Repairs that keep crm and chessboard agreeing. Each composes the owners' own commands in
@@ -44,7 +45,21 @@ export const releaseHoldInput = z.strictObject({
   crmBooking: z.enum(CRM_BOOKING_CHOICES).optional(),
 });
 
+/** The release as the chessboard answers it, and what became of crm's active booking of the object (null: there was none). */
+export const releaseHoldOutput = releaseHoldManuallyOutput.extend({
+  crmBooking: z.object({ bookingId: z.guid(), bookingStatus: bookingOutput.shape.status, deadline: z.date(), choice: z.enum(CRM_BOOKING_CHOICES) }).nullable(),
+});
+
 export { DIVERGENCE_AUDIT_ACTION };
+
+/** Who repairs, from the procedure's command context: the repairs hand it on to the owners' commands. */
+export const repairedBy = (cctx: CommandContext<Actor>) => ({ actor: cctx.actor, correlationId: cctx.correlationId, now: cctx.now });
+
+/** a release's log line: ids, statuses and the choice made for crm's booking */
+export const releaseLogFields = (r: z.infer<typeof releaseHoldOutput>) => ({
+  propertyObjectId: r.propertyObjectId, toStatus: r.toStatus, version: r.version, messageId: r.messageId,
+  bookingId: r.crmBooking?.bookingId ?? null, crmBooking: r.crmBooking?.choice ?? null,
+});
 
 const deadlineOf = (b: BookingRecord): Date => (b.status === 'Booked' && b.bookingExpiresAt ? b.bookingExpiresAt : b.reserveExpiresAt);
 
@@ -57,7 +72,7 @@ export interface ReleaseHoldCheckedInput {
   now?: Date;
 }
 
-export async function releaseHoldChecked(tx: Tx, input: ReleaseHoldCheckedInput) {
+export async function releaseHoldChecked(tx: Tx, input: ReleaseHoldCheckedInput): Promise<z.infer<typeof releaseHoldOutput>> {
   const now = input.now ?? new Date();
   const active = await activeBookingOfObject(tx, input.actor, input.propertyObjectId);
   if (active && !input.crmBooking) {
@@ -69,7 +84,7 @@ export async function releaseHoldChecked(tx: Tx, input: ReleaseHoldCheckedInput)
     );
   }
   const released = await releaseHoldManually(
-    tx, { propertyObjectId: input.propertyObjectId, reason: input.reason }, chessboardCommandContext(input.actor, input.correlationId, now),
+    tx, { propertyObjectId: input.propertyObjectId, reason: input.reason }, commandContext(input.actor, input.correlationId, now),
   );
   const result = await (async () => {
     if (!active) return { ...released, crmBooking: null };
@@ -109,7 +124,7 @@ export async function reholdBooking(tx: Tx, input: { bookingId: string; reason: 
       version: b.version, reserveExpiresAt: b.reserveExpiresAt, bookingExpiresAt: b.bookingExpiresAt, createdAt: b.createdAt,
     },
     reason: input.reason,
-  }, chessboardCommandContext(input.actor, input.correlationId, input.now));
+  }, commandContext(input.actor, input.correlationId, input.now));
   await recheckAfterRepair(tx, { now: input.now ?? new Date(), bookingIds: [b.id], objectIds: [b.propertyObjectId], correlationId: input.correlationId });
   return { bookingId: b.id, ...result };
 }

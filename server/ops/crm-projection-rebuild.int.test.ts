@@ -5,7 +5,7 @@ import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../auth/actor';
 import { insertObjects, insertProject, TENANT, type Place } from '../../test/fixtures/chessboard.fixtures';
-import { commandContext, upsertPropertyObject } from '../chessboard/commands';
+import { upsertPropertyObject } from '../chessboard/commands';
 import { actor, callerFor, expectTrpcError, insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { crmPropertyObjectProjectionConsumer } from '../crm/property-object-projection.consumer';
 import { COMPACTED_TOPICS, ensureTopics, TOPICS, withPrefix } from '../platform/kafka/topics';
@@ -13,6 +13,7 @@ import { createTestContext, type TestContext } from '../../test/harness/harness'
 import { projectObjects } from '../../test/harness/crm-projection';
 import { startBrokerPipeline, type BrokerPipeline } from '../../test/harness/kafka';
 import { rebuildCrmProjection } from './crm-projection-rebuild';
+import { commandContext } from '../platform/command-context';
 
 /**
  * crm's projection of property objects rebuilt from the chessboard through the real broker, on object

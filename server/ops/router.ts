@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { HOLD_RELEASE_ROLES } from '../chessboard/hold-release-roles';
-import { authedProcedure, roleProcedure, router } from '../trpc/init';
-import { releaseHoldChecked, releaseHoldInput } from './booking-repairs';
+import { commandProcedure } from '../trpc/command-procedure';
+import { authedProcedure, router } from '../trpc/init';
+import { releaseHoldChecked, releaseHoldInput, releaseHoldOutput, releaseLogFields, repairedBy } from './booking-repairs';
 import { getSagaTimeline } from './saga-timeline';
 import { opsDashboardRouter } from './dashboard/router';
 
@@ -26,9 +27,8 @@ export const opsRouter = router({
  * the chessboard only (a recorded divergence). The repair spans crm and chessboard, so it sits with ops.
  */
 export const holdReleaseRouter = router({
-  releaseHold: roleProcedure(...HOLD_RELEASE_ROLES)
-    .input(releaseHoldInput)
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId })),
-    ),
+  releaseHold: commandProcedure({
+    name: 'chessboard.releaseHold', roles: HOLD_RELEASE_ROLES, logMessage: 'ops repair applied', input: releaseHoldInput, output: releaseHoldOutput,
+    handler: (tx, input, cctx) => releaseHoldChecked(tx, { ...input, ...repairedBy(cctx) }), logFields: releaseLogFields,
+  }),
 });

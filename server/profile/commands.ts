@@ -3,6 +3,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Actor } from '../auth/actor';
 import { activeBookingsReferencingRequisiteSet } from '../crm/requisite-references';
+import type { CommandContext } from '../platform/command-context';
 import type { Tx } from '../platform/db';
 import { encryptFields, type Keyring } from './crypto';
 import { profileError } from './errors';
@@ -11,12 +12,9 @@ import { requisiteFieldsInput } from './requisites';
 import { requisiteErasures, requisiteSets, requisiteSetVersions } from './schema';
 import { usableRequisiteSets } from './set-scope';
 
-/** What every profile command gets besides its input. */
-export interface ProfileContext {
-  actor: Actor;
+/** What every profile command gets besides its input: the common command context and the keyring of the personal data. */
+export interface ProfileContext extends CommandContext<Actor> {
   keyring: Keyring;
-  correlationId: string;
-  now: Date;
 }
 
 export const createRequisiteSetInput = z.strictObject({
@@ -35,10 +33,11 @@ export const eraseRequisiteSetInput = z.strictObject({
   reason: z.string().trim().min(3, 'reason: at least 3 characters').max(500, 'reason: at most 500 characters'),
 });
 
-export interface RequisiteSetRef {
-  id: string;
-  version: number;
-}
+// What the commands answer: ids, versions and times only — never the personal data.
+export const createRequisiteSetOutput = z.object({ id: z.guid(), version: z.number().int() });
+export const editRequisiteSetOutput = createRequisiteSetOutput;
+export const eraseRequisiteSetOutput = z.object({ id: z.guid(), erasedAt: z.date() });
+export type RequisiteSetRef = z.infer<typeof createRequisiteSetOutput>;
 
 function tenantFor(actor: Actor, asked: string | undefined): string {
   const scope = profileTenantScope(actor);
@@ -98,7 +97,7 @@ export async function editRequisiteSetCommand(tx: Tx, input: z.infer<typeof edit
  * the set (asked of crm's module API). The set row is locked FOR UPDATE first; booking.create takes it
  * FOR SHARE (module-api.ts), so a booking cannot slip in between the check and the wipe.
  */
-export async function eraseRequisiteSetCommand(tx: Tx, input: z.infer<typeof eraseRequisiteSetInput>, ctx: ProfileContext): Promise<{ id: string; erasedAt: Date }> {
+export async function eraseRequisiteSetCommand(tx: Tx, input: z.infer<typeof eraseRequisiteSetInput>, ctx: ProfileContext): Promise<z.infer<typeof eraseRequisiteSetOutput>> {
   authorizeProfile(ctx.actor, 'profile.erase');
   const set = await lockRequisiteSet(tx, ctx.actor, input.setId);
   if (set.erasedAt) throw profileError('PROFILE_REQUISITE_SET_ERASED', 'This requisite set was erased already', { setId: set.id });

@@ -73,13 +73,11 @@ export async function listRequisiteSets(db: DbOrTx, actor: Actor, keyring: Keyri
   });
 }
 
-export interface RevealedRequisiteSet {
-  id: string;
-  version: number;
-  currentVersion: number;
-  bookingId: string | null;
-  fields: RequisiteFields;
-}
+/** The revealed set (the only answer of profile that carries the personal data): the fields as requisiteFieldsInput reads them. */
+export const revealRequisiteSetOutput = z.object({
+  id: z.guid(), version: z.number().int(), currentVersion: z.number().int(), bookingId: z.guid().nullable(), fields: requisiteFieldsInput,
+});
+export type RevealedRequisiteSet = z.infer<typeof revealRequisiteSetOutput>;
 
 /**
  * The full set, and its audit row (with the reader's reason) in the same transaction (no read without its

@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertTenant, insertUser } from '../../test/fixtures/auth.fixtures';
 import { createSession, SESSION_COOKIE } from '../auth/session';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
-import { commandContext } from '../crm/commands/context';
 import { createBookingCommand } from '../crm/commands/create-booking';
 import { insertDeal, insertProgram } from '../../test/fixtures/crm.fixtures';
 import { projectedObjectOf } from '../../test/harness/crm-projection';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { bookingsCsvResponse } from './bookings-csv-http';
 import { CSV_COLUMNS, csvField } from './bookings-csv';
+import { commandContext } from '../platform/command-context';
 
 /**
  * GET /api/reports/bookings.csv (the handler the route calls): one line per booking created in the

@@ -6,7 +6,6 @@ import { insertTenant, insertUser } from '../../test/fixtures/auth.fixtures';
 import { cancelBookingCommand } from '../crm/commands/cancel-booking';
 import { confirmBookingCommand } from '../crm/commands/confirm-booking';
 import { confirmPaymentCommand } from '../crm/commands/confirm-payment';
-import { commandContext } from '../crm/commands/context';
 import { createBookingCommand } from '../crm/commands/create-booking';
 import { startSaleCommand } from '../crm/commands/start-sale';
 import { uploadContractCommand } from '../crm/commands/upload-contract';
@@ -20,6 +19,7 @@ import type { Env } from '../main/env';
 import { createKafka } from '../platform/kafka/client';
 import { createReportsDailyRollupJob } from '../crm/reports-daily-rollup.job';
 import { cohortSql, funnelReport, funnelSources } from './funnel';
+import { commandContext } from '../platform/command-context';
 
 /**
  * reports.funnel against the truth: a year of bookings driven through crm's real commands (expiry as the

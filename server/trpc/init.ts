@@ -10,7 +10,8 @@ const t = initTRPC.context<Context>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
     const cause = error.cause;
-    const fields = cause instanceof ZodError ? fieldErrors(cause) : undefined;
+    // an answer that failed its output schema is a 500 like any other: its fields are the server's, not the caller's
+    const fields = cause instanceof ZodError && error.code !== 'INTERNAL_SERVER_ERROR' ? fieldErrors(cause) : undefined;
     const unreadable = !fields && unreadableInput(error.code, cause);
     return {
       ...shape,

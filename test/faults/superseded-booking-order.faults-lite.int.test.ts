@@ -4,12 +4,12 @@ import type { Actor } from '../../server/auth/actor';
 import { cancelBookingCommand } from '../../server/crm/commands/cancel-booking';
 import { confirmBookingCommand } from '../../server/crm/commands/confirm-booking';
 import { createBookingCommand } from '../../server/crm/commands/create-booking';
-import { commandContext } from '../../server/crm/commands/context';
 import { TOPICS } from '../../server/platform/kafka/topics';
 import { createLogger } from '../../server/platform/logger';
 import { createTestContext, type TestContext } from '../harness/harness';
 import { deliverCrmEvent, type OutboxRow } from './helpers/consumer-emulation';
 import { projectObjects } from '../harness/crm-projection';
+import { commandContext } from '../../server/platform/command-context';
 
 /**
  * Regression of the bug the randomized interleavings found (fast-check counterexample, shrunk):

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka } from 'kafkajs';
 import { cardProjectionConsumer } from '../../server/catalog/card-projection.consumer';
 import { SYSTEM_ACTOR } from '../../server/auth/actor';
-import { commandContext, upsertBuilding, upsertProject, upsertPropertyObject } from '../../server/chessboard/commands';
+import { upsertBuilding, upsertProject, upsertPropertyObject } from '../../server/chessboard/commands';
 import { crmPropertyObjectStatusConsumer } from '../../server/chessboard/crm-property-object-status.consumer';
 import { crmPropertyObjectProjectionConsumer } from '../../server/crm/property-object-projection.consumer';
 import { runJobCycle, type JobRunResult } from '../../server/platform/jobs/run-log';
@@ -20,6 +20,7 @@ import { createCapturingLogger, type Logger } from '../../server/platform/logger
 import { OUTBOX_NAMES } from '../../server/main/outboxes';
 import { createOutboxRelayJob } from '../../server/platform/outbox/outbox-relay.job';
 import type { TestContext } from './harness';
+import { commandContext } from '../../server/platform/command-context';
 
 export const SAGA_CONSUMERS: ConsumerDefinition[] = [crmPropertyObjectStatusConsumer, cardProjectionConsumer, crmPropertyObjectProjectionConsumer];
 

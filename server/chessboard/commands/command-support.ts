@@ -1,28 +1,11 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Tx } from '../../platform/db';
-import { correlationIdOf } from '../../platform/correlation-id';
 import { canSeeTenant, tenantScope, type Actor } from '../../auth/actor';
 import { AppError, ValidationError } from '../../platform/errors';
 import { recordAudit } from '../../platform/audit';
 import { lockPropertyObject } from '../property-object-persistence';
 import { projects } from '../schema';
-
-/**
- * What every chessboard command gets besides its input, as crm's commands do: who (SYSTEM_ACTOR for the
- * seed, imports and tests that act for nobody), which request (its outbox rows carry it), and the clock
- * (tests pass `now`). crm's CommandContext is one of these, so a repair passes its context on as is.
- */
-export interface CommandContext {
-  actor: Actor;
-  /** a uuid (the envelope requires it): see commandContext */
-  correlationId: string;
-  now: Date;
-}
-
-export function commandContext(actor: Actor, correlationId?: string | null, now?: Date): CommandContext {
-  return { actor, correlationId: correlationIdOf(correlationId), now: now ?? new Date() };
-}
 
 /**
  * The command's input through its zod schema. The first issue is answered as VALIDATION_ERROR with

@@ -10,8 +10,9 @@ import {
 import { crmPropertyObjectStatusConsumer } from '../crm-property-object-status.consumer';
 import { PROPERTY_OBJECT_ERRORS } from '../property-object';
 import {
-  commandContext, deleteProject, deletePropertyObject, releaseHoldManually, setPropertyObjectHidden, upsertBuilding, upsertProject, upsertPropertyObject, type UpsertPropertyObjectInput,
+  deleteProject, deletePropertyObject, releaseHoldManually, setPropertyObjectHidden, upsertBuilding, upsertProject, upsertPropertyObject, type UpsertPropertyObjectInput,
 } from './index';
+import { commandContext } from '../../platform/command-context';
 
 let t: TestContext;
 beforeAll(async () => { t = await createTestContext(); });

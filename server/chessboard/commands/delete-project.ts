@@ -6,8 +6,10 @@ import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { isHeld } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
-import { assertVisible, notFound, parseInput, visibleProjectTenant, type CommandContext } from './command-support';
+import { assertVisible, notFound, parseInput, visibleProjectTenant } from './command-support';
 import { publishPropertyObjectDeleted } from './delete-property-object';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 export const deleteProjectInput = z.object({ projectId: z.string() });
 export type DeleteProjectInput = z.input<typeof deleteProjectInput>;
@@ -18,7 +20,7 @@ export type DeleteProjectInput = z.input<typeof deleteProjectInput>;
  * pin.chessboard.project-deleted.v1 is published. Refused while any of its objects is held.
  * Locks objects before the project row — the order the consumer and the jobs use — so it cannot deadlock with them.
  */
-export async function deleteProject(tx: Tx, given: DeleteProjectInput, ctx: CommandContext) {
+export async function deleteProject(tx: Tx, given: DeleteProjectInput, ctx: CommandContext<Actor>) {
   const { correlationId, now: at } = ctx;
   const input = parseInput(deleteProjectInput, given);
   // visibility first, without a lock: another tenant's project answers NOT_FOUND before any of its rows

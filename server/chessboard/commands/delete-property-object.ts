@@ -6,8 +6,10 @@ import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { isHeld, PROPERTY_OBJECT_ERRORS } from '../property-object';
 import { propertyObjects } from '../schema';
-import { lockVisiblePropertyObject, parseInput, type CommandContext } from './command-support';
+import { lockVisiblePropertyObject, parseInput } from './command-support';
 import { requestProjectAggregatesRecalc } from '../property-object-persistence';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 export const deletePropertyObjectInput = z.object({ propertyObjectId: z.string() });
 export type DeletePropertyObjectInput = z.input<typeof deletePropertyObjectInput>;
@@ -28,7 +30,7 @@ export async function publishPropertyObjectDeleted(tx: Tx, o: { id: string; tena
  * Deletes a property object (catalog delists its card on pin.chessboard.property-object-deleted.v1).
  * A held object (Reserved/Booked) is refused: its CRM booking still points at it.
  */
-export async function deletePropertyObject(tx: Tx, given: DeletePropertyObjectInput, ctx: CommandContext) {
+export async function deletePropertyObject(tx: Tx, given: DeletePropertyObjectInput, ctx: CommandContext<Actor>) {
   const { correlationId, now: at } = ctx;
   const input = parseInput(deletePropertyObjectInput, given);
   const object = await lockVisiblePropertyObject(tx, ctx.actor, input.propertyObjectId);

@@ -5,8 +5,10 @@ import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { book, PROPERTY_OBJECT_ERRORS, reserve, stateOf } from '../property-object';
 import { crmBookingVersions } from '../schema';
-import { assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit, type CommandContext } from './command-support';
+import { assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit } from './command-support';
 import { persistStatusTransition } from '../property-object-persistence';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 /** crm's active booking as crm reports it (the caller asked crm; chessboard reads no crm table). */
 const crmActiveBooking = z.object({
@@ -34,7 +36,7 @@ export type ReholdForCrmBookingInput = z.input<typeof reholdForCrmBookingInput>;
  * booking's next events (confirm, extend, cancel, expiry) apply again. Refused when the object is not
  * Free (held by someone, Sold, Hidden). Status-changed event, history and audit in one transaction.
  */
-export async function reholdForCrmBooking(tx: Tx, given: ReholdForCrmBookingInput, ctx: CommandContext) {
+export async function reholdForCrmBooking(tx: Tx, given: ReholdForCrmBookingInput, ctx: CommandContext<Actor>) {
   const { correlationId, now: at } = ctx;
   assertMayChangeStatusManually(ctx.actor);
   const input = parseInput(reholdForCrmBookingInput, given);

@@ -2,14 +2,21 @@ import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { isHeld, PROPERTY_OBJECT_ERRORS, release, stateOf } from '../property-object';
-import { holdReleases } from '../schema';
+import { holdReleases, PROPERTY_OBJECT_STATUSES } from '../schema';
 import {
-  assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit, type CommandContext,
+  assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit,
 } from './command-support';
 import { persistStatusTransition, recordCrmBookingVersion } from '../property-object-persistence';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 export const releaseHoldManuallyInput = z.object({ propertyObjectId: z.string(), reason: reasonInput });
 export type ReleaseHoldManuallyInput = z.input<typeof releaseHoldManuallyInput>;
+/** a manual status change as it answers: the object's status before and after, its version and the event's id */
+export const statusChangeOutput = z.object({
+  propertyObjectId: z.guid(), fromStatus: z.enum(PROPERTY_OBJECT_STATUSES), toStatus: z.enum(PROPERTY_OBJECT_STATUSES), version: z.number().int(), messageId: z.guid(),
+});
+export const releaseHoldManuallyOutput = statusChangeOutput;
 
 /**
  * Runbook "manual release of a stuck hold": Release with StatusSource = Manual (INV-CHS-001 allows
@@ -17,7 +24,7 @@ export type ReleaseHoldManuallyInput = z.input<typeof releaseHoldManuallyInput>;
  * Writes the status-changed event, a status-history row, a hold_releases row (who and why) and an
  * ops.audit_log row. The released booking is tombstoned, so its late CRM events do not re-hold the object.
  */
-export async function releaseHoldManually(tx: Tx, given: ReleaseHoldManuallyInput, ctx: CommandContext) {
+export async function releaseHoldManually(tx: Tx, given: ReleaseHoldManuallyInput, ctx: CommandContext<Actor>): Promise<z.infer<typeof releaseHoldManuallyOutput>> {
   const { correlationId, now: at } = ctx;
   assertMayChangeStatusManually(ctx.actor);
   const input = parseInput(releaseHoldManuallyInput, given);

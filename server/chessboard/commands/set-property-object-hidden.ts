@@ -2,9 +2,11 @@ import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { setHidden, stateOf } from '../property-object';
 import {
-  assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit, type CommandContext,
+  assertMayChangeStatusManually, lockVisiblePropertyObject, parseInput, reasonInput, writeAudit,
 } from './command-support';
 import { persistStatusTransition } from '../property-object-persistence';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 export const setPropertyObjectHiddenInput = z.object({ propertyObjectId: z.string(), hidden: z.boolean(), reason: reasonInput });
 export type SetPropertyObjectHiddenInput = z.input<typeof setPropertyObjectHiddenInput>;
@@ -13,7 +15,7 @@ export type SetPropertyObjectHiddenInput = z.input<typeof setPropertyObjectHidde
  * Manual hide / show (INV-CHS-001: Manual may move Free ↔ Hidden; a held or sold object is refused
  * with CHESSBOARD_PROPERTY_OBJECT_TRANSITION_NOT_ALLOWED). Already in the asked state: no change.
  */
-export async function setPropertyObjectHidden(tx: Tx, given: SetPropertyObjectHiddenInput, ctx: CommandContext) {
+export async function setPropertyObjectHidden(tx: Tx, given: SetPropertyObjectHiddenInput, ctx: CommandContext<Actor>) {
   const { correlationId, now: at } = ctx;
   assertMayChangeStatusManually(ctx.actor);
   const input = parseInput(setPropertyObjectHiddenInput, given);

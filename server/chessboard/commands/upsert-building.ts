@@ -3,7 +3,9 @@ import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { AppError } from '../../platform/errors';
 import { buildings, projects } from '../schema';
-import { integerInput, notFound, parseInput, requiredTextInput, type CommandContext } from './command-support';
+import { integerInput, notFound, parseInput, requiredTextInput } from './command-support';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 export const upsertBuildingInput = z.object({
   id: z.string(),
@@ -16,7 +18,7 @@ export const upsertBuildingInput = z.object({
 export type UpsertBuildingInput = z.input<typeof upsertBuildingInput>;
 
 /** Creates or updates a building of a live project. Buildings have no integration event of their own. */
-export async function upsertBuilding(tx: Tx, given: UpsertBuildingInput, ctx: CommandContext) {
+export async function upsertBuilding(tx: Tx, given: UpsertBuildingInput, ctx: CommandContext<Actor>) {
   const at = ctx.now;
   const input = parseInput(upsertBuildingInput, given);
   const { name } = input;

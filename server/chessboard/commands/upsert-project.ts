@@ -5,7 +5,9 @@ import { AppError } from '../../platform/errors';
 import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox } from '../../platform/outbox/write';
 import { projects } from '../schema';
-import { parseInput, requiredTextInput, type CommandContext } from './command-support';
+import { parseInput, requiredTextInput } from './command-support';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 export const upsertProjectInput = z.object({
   id: z.string(),
@@ -37,7 +39,7 @@ export async function publishProjectUpserted(tx: Tx, p: ProjectRow, correlationI
  * Creates or updates a project (seed / import) and publishes pin.chessboard.project-upserted.v1.
  * Upserting a deleted project restores it. Same values again: nothing written (idempotent).
  */
-export async function upsertProject(tx: Tx, given: UpsertProjectInput, ctx: CommandContext) {
+export async function upsertProject(tx: Tx, given: UpsertProjectInput, ctx: CommandContext<Actor>) {
   const { correlationId, now: at } = ctx;
   const input = parseInput(upsertProjectInput, given);
   const { name, city } = input;

@@ -6,8 +6,10 @@ import { TOPICS } from '../../platform/kafka/topics';
 import { writeOutbox, type OutboxEvent } from '../../platform/outbox/write';
 import { assertTransitionAllowed, createImported } from '../property-object';
 import { buildings, projects, propertyObjects } from '../schema';
-import { integerInput, notFound, parseInput, requiredTextInput, type CommandContext } from './command-support';
+import { integerInput, notFound, parseInput, requiredTextInput } from './command-support';
 import { requestProjectAggregatesRecalc } from '../property-object-persistence';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 // `number` is checked first: the first issue is the one reported, and a missing number is the likeliest
 export const upsertPropertyObjectInput = z.object({
@@ -58,7 +60,7 @@ export async function publishPropertyObjectUpserted(tx: Tx, o: ObjectRow, correl
  * The status of an existing object changes only through its transitions (INV-CHS-001), so an update
  * asking for another status is refused. Same values again: nothing written (idempotent).
  */
-export async function upsertPropertyObject(tx: Tx, given: UpsertPropertyObjectInput, ctx: CommandContext) {
+export async function upsertPropertyObject(tx: Tx, given: UpsertPropertyObjectInput, ctx: CommandContext<Actor>) {
   const { correlationId, now: at } = ctx;
   const input = parseInput(upsertPropertyObjectInput, given);
   const { number } = input;

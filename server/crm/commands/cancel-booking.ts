@@ -10,10 +10,14 @@ import { lockBookingWithDeal } from './locking';
 import { otherActiveBookings, saveBooking, saveDealStatus } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput } from './output';
 
 export const cancelBookingInput = z.strictObject({ ...bookingCommandInput, reason: reasonInput });
 export type CancelBookingInput = z.infer<typeof cancelBookingInput>;
+/** the booking after the command */
+export const cancelBookingOutput = bookingOutput;
 
 /**
  * Reserved/AwaitingPayment/Booked → Cancelled (cancel-booking; INV-BKG-8: terminal is immutable).
@@ -23,7 +27,7 @@ export type CancelBookingInput = z.infer<typeof cancelBookingInput>;
 export async function cancelBookingCommand(
   tx: Tx,
   input: CancelBookingInput,
-  ctx: CommandContext,
+  ctx: CommandContext<Actor>,
   /** 'booking.cancelInRepair': run by ops from a repair (manual release, reconciliation) */
   command: 'booking.cancel' | 'booking.cancelInRepair' = 'booking.cancel',
 ): Promise<BookingRecord> {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Tx } from '../../platform/db';
 import { writeOutbox } from '../../platform/outbox/write';
 import { ACTIVE_STATUSES, cancelBooking, type ActiveBookingStatus, type BookingRecord } from '../booking';
-import { cancelDeal, type DealRecord } from '../deal';
+import { cancelDeal } from '../deal';
 import { bookingCancelledEvent, dealCancelledEvent } from '../events';
 import { bookings } from '../schema';
 import { idempotencyKeyInput, reasonInput } from './input';
@@ -11,7 +11,9 @@ import { lockDeal } from './locking';
 import { saveBooking, saveDealStatus } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput, dealOutput } from './output';
 
 export const cancelDealInput = z.strictObject({
   dealId: z.uuid(),
@@ -20,10 +22,9 @@ export const cancelDealInput = z.strictObject({
 });
 export type CancelDealInput = z.infer<typeof cancelDealInput>;
 
-export interface CancelDealResult {
-  deal: DealRecord;
-  cancelledBookings: BookingRecord[];
-}
+/** the deal after the command and the bookings it ended with it */
+export const cancelDealOutput = z.object({ deal: dealOutput, cancelledBookings: z.array(bookingOutput) });
+export type CancelDealResult = z.infer<typeof cancelDealOutput>;
 
 /**
  * Deal.Cancel: the deal becomes Cancelled and its active booking is cancelled in the same transaction
@@ -31,7 +32,7 @@ export interface CancelDealResult {
  * cancel of that booking) and pin.crm.deal-cancelled.v1 naming it; one deal-cancelled with bookingId
  * null when the deal had no active booking.
  */
-export async function cancelDealCommand(tx: Tx, input: CancelDealInput, ctx: CommandContext): Promise<CancelDealResult> {
+export async function cancelDealCommand(tx: Tx, input: CancelDealInput, ctx: CommandContext<Actor>): Promise<CancelDealResult> {
   return withIdempotency(tx, ctx, 'deal.cancel', input, async () => {
     const deal = await lockDeal(tx, ctx, input.dealId);
     const change = cancelDeal(deal);

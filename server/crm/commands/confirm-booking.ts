@@ -9,17 +9,21 @@ import { lockBookingWithProgram } from './locking';
 import { saveBooking } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput } from './output';
 
 export const confirmBookingInput = z.strictObject({ ...bookingCommandInput });
 export type ConfirmBookingInput = z.infer<typeof confirmBookingInput>;
+/** the booking after the command */
+export const confirmBookingOutput = bookingOutput;
 
 /**
  * Reserved → Booked (confirm-booking, free program; INV-BKG-3 now ≤ ReserveExpiresAt). The row lock
  * settles the race with booking-expiration: whichever commits first wins, the other sees the new
  * state, so exactly one of booking-confirmed / booking-expired is written.
  */
-export async function confirmBookingCommand(tx: Tx, input: ConfirmBookingInput, ctx: CommandContext): Promise<BookingRecord> {
+export async function confirmBookingCommand(tx: Tx, input: ConfirmBookingInput, ctx: CommandContext<Actor>): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.confirm', input, async () => {
     const { booking, program } = await lockBookingWithProgram(tx, ctx, input.bookingId, input.expectedVersion);
     const transition = confirmBooking(booking, program, ctx.now);

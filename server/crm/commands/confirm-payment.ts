@@ -11,7 +11,9 @@ import { lockBookingWithProgram } from './locking';
 import { saveBooking } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput } from './output';
 
 /**
  * The reward rule of the booking's programme, the flat's price in crm's view and the deal's agent: one
@@ -28,13 +30,15 @@ const rewardTerms = async (tx: Tx, bookingId: string) => (await rewardTermsOf(tx
 
 export const confirmPaymentInput = z.strictObject({ ...bookingCommandInput });
 export type ConfirmPaymentInput = z.infer<typeof confirmPaymentInput>;
+/** the booking after the command */
+export const confirmPaymentOutput = bookingOutput;
 
 /**
  * AwaitingPayment → Booked (confirm-booking-payment). INV-BKG-4: the receipt is uploaded and
  * PaymentStatus becomes Paid. The paid branch writes booking-paid (with the programme's reward for the
  * deal's agent) and booking-confirmed in one commit.
  */
-export async function confirmPaymentCommand(tx: Tx, input: ConfirmPaymentInput, ctx: CommandContext): Promise<BookingRecord> {
+export async function confirmPaymentCommand(tx: Tx, input: ConfirmPaymentInput, ctx: CommandContext<Actor>): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.confirmPayment', input, async () => {
     const { booking, program } = await lockBookingWithProgram(tx, ctx, input.bookingId, input.expectedVersion);
     const transition = confirmPayment(booking, program, ctx.now);

@@ -15,7 +15,9 @@ import { dealLocked, programInTenant, selectDealForUpdate, selectProgram } from 
 import { saveDealStatus } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput } from './output';
 
 export const createBookingInput = z.strictObject({
   dealId: z.uuid(),
@@ -27,6 +29,8 @@ export const createBookingInput = z.strictObject({
   idempotencyKey: idempotencyKeyInput.optional(),
 });
 export type CreateBookingInput = z.infer<typeof createBookingInput>;
+/** the booking after the command */
+export const createBookingOutput = bookingOutput;
 
 const ACTIVE_OBJECT_INDEX = 'ux_bookings_active_property_object';
 
@@ -68,7 +72,7 @@ function assertBookable(view: Awaited<ReturnType<typeof selectObjectView>>[numbe
  * timeline row and booking-created. INV-BKG-2 (engaged deal) in the domain; INV-BKG-001 (one active
  * booking per object) by the unique partial index, surfaced as CRM_BOOKING_PROPERTY_OBJECT_BUSY.
  */
-export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ctx: CommandContext): Promise<BookingRecord> {
+export async function createBookingCommand(tx: Tx, input: CreateBookingInput, ctx: CommandContext<Actor>): Promise<BookingRecord> {
   return withIdempotency(tx, ctx, 'booking.create', input, async () => {
     // The three reads need only the input, so they are sent together (one round trip). PostgreSQL runs
     // them in order: the program and the object are read once the deal's lock is held; their

@@ -1,11 +1,12 @@
 import type { Tx } from '../../platform/db';
 import type { BookingRecord, BookingTransition } from '../booking';
 import type { CrmCommandName } from '../permissions';
-import type { CommandContext } from './context';
 import { withIdempotency } from './idempotency';
 import { lockBooking } from './locking';
 import { saveBooking } from './persistence';
 import { writeTimeline } from './timeline';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 /**
  * A document step of a booking (the contract, the payment receipt): the booking locked at the version
@@ -14,7 +15,7 @@ import { writeTimeline } from './timeline';
  */
 export async function runDocumentStep(
   tx: Tx,
-  ctx: CommandContext,
+  ctx: CommandContext<Actor>,
   command: CrmCommandName,
   input: { bookingId: string; expectedVersion?: number; idempotencyKey?: string } & Record<string, unknown>,
   step: (booking: BookingRecord) => Promise<BookingTransition>,

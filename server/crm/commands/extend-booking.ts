@@ -9,7 +9,9 @@ import { lockBookingWithProgram } from './locking';
 import { saveBooking } from './persistence';
 import { withIdempotency } from './idempotency';
 import { writeTimeline } from './timeline';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput } from './output';
 
 /**
  * DESIGN decision 10: an extend moves a deadline by days, so a blind retry must not extend twice — the
@@ -21,13 +23,15 @@ export const extendBookingInput = z.strictObject({ ...bookingCommandInput }).ref
   { message: 'expectedVersion or idempotencyKey is required', path: ['expectedVersion'] },
 );
 export type ExtendBookingInput = z.infer<typeof extendBookingInput>;
+/** the booking after the command */
+export const extendBookingOutput = bookingOutput;
 
 /**
  * Booked → Booked (extend-booking, INV-BKG-6): BookingExpiresAt += BookingDurationHours. Publishes
  * booking-extended (DESIGN decision 1) so chessboard moves booked_until and its safety net does not
  * release an object crm still holds. At most the program's maxExtensions times (DESIGN decision 10).
  */
-export async function extendBookingCommand(tx: Tx, input: ExtendBookingInput, ctx: CommandContext): Promise<BookingRecord> {
+export async function extendBookingCommand(tx: Tx, input: ExtendBookingInput, ctx: CommandContext<Actor>): Promise<BookingRecord> {
   // callers inside the server (repairs, scenarios) bypass the router's schema: the same rule, the same answer
   if (input.expectedVersion === undefined && input.idempotencyKey === undefined) {
     throw new ValidationError('expectedVersion', 'expectedVersion or idempotencyKey is required');

@@ -5,7 +5,8 @@ import type { Tx } from '../../platform/db';
 import { authorize, type CrmCommandName } from '../permissions';
 import { crmError } from '../errors';
 import { idempotencyKeys } from '../schema';
-import type { CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 /** Client idempotency keys of the crm commands (crm.idempotency_keys). */
 
@@ -37,7 +38,7 @@ export function requestHash(command: string, input: Record<string, unknown>): st
  */
 export async function withIdempotency<T>(
   tx: Tx,
-  ctx: CommandContext,
+  ctx: CommandContext<Actor>,
   command: CrmCommandName,
   input: { idempotencyKey?: string } & Record<string, unknown>,
   execute: () => Promise<T>,

@@ -6,8 +6,9 @@ import { bookingPrograms, bookings, deals } from '../schema';
 import type { BookingRecord, ProgramTerms } from '../booking';
 import { expiredError } from '../booking';
 import type { DealRecord } from '../deal';
-import { clockUnderLock, type CommandContext } from './context';
 import { tenantFilter } from './tenant-scope';
+import type { Actor } from '../../auth/actor';
+import { clockUnderLock, type CommandContext } from '../../platform/command-context';
 
 // Loading with row locks.
 // Lock order is deal → booking wherever both are locked, so two commands never wait on each other in a
@@ -36,7 +37,7 @@ function checkExpectedVersion(booking: BookingRecord, expectedVersion: number | 
 }
 
 /** The booking, locked FOR UPDATE for this transaction (a concurrent transition waits, then re-reads). */
-export async function lockBooking(tx: Tx, ctx: CommandContext, bookingId: string, expectedVersion?: number): Promise<BookingRecord> {
+export async function lockBooking(tx: Tx, ctx: CommandContext<Actor>, bookingId: string, expectedVersion?: number): Promise<BookingRecord> {
   return bookingLocked(await selectBookingForUpdate(tx, ctx, bookingId), ctx, bookingId, expectedVersion);
 }
 
@@ -51,14 +52,14 @@ const bookingForUpdate = {
     .where(and(eq(bookings.id, sql.placeholder('id')),
       sql`${bookings.dealId} IN (SELECT ${deals.id} FROM ${deals} WHERE ${deals.investorId} = ${sql.placeholder('investorId')})`)).for('update')),
 };
-const selectBookingForUpdate = (tx: Tx, ctx: CommandContext, bookingId: string) => {
+const selectBookingForUpdate = (tx: Tx, ctx: CommandContext<Actor>, bookingId: string) => {
   const scope = crmTenantScope(ctx.actor);
   if ('all' in scope) return bookingForUpdate.anyTenant(tx, { id: bookingId });
   if ('investorId' in scope) return bookingForUpdate.ofInvestor(tx, { id: bookingId, investorId: scope.investorId });
   return bookingForUpdate.inTenant(tx, { id: bookingId, tenantId: scope.tenantId });
 };
 
-function bookingLocked(rows: BookingRecord[], ctx: CommandContext, bookingId: string, expectedVersion: number | undefined): BookingRecord {
+function bookingLocked(rows: BookingRecord[], ctx: CommandContext<Actor>, bookingId: string, expectedVersion: number | undefined): BookingRecord {
   const booking = rows[0];
   if (!booking) bookingNotFound(bookingId);
   clockUnderLock(ctx);
@@ -73,7 +74,7 @@ function bookingLocked(rows: BookingRecord[], ctx: CommandContext, bookingId: st
  */
 export async function lockBookingWithProgram(
   tx: Tx,
-  ctx: CommandContext,
+  ctx: CommandContext<Actor>,
   bookingId: string,
   expectedVersion?: number,
 ): Promise<{ booking: BookingRecord; program: ProgramTerms }> {
@@ -85,7 +86,7 @@ export async function lockBookingWithProgram(
 /** The booking and its deal, both locked (deal first). */
 export async function lockBookingWithDeal(
   tx: Tx,
-  ctx: CommandContext,
+  ctx: CommandContext<Actor>,
   bookingId: string,
   expectedVersion?: number,
 ): Promise<{ booking: BookingRecord; deal: DealRecord }> {
@@ -100,7 +101,7 @@ export async function lockBookingWithDeal(
   return { booking, deal };
 }
 
-export async function lockDeal(tx: Tx, ctx: CommandContext, dealId: string): Promise<DealRecord> {
+export async function lockDeal(tx: Tx, ctx: CommandContext<Actor>, dealId: string): Promise<DealRecord> {
   return dealLocked(await selectDealForUpdate(tx, ctx, dealId), ctx, dealId);
 }
 
@@ -115,7 +116,7 @@ const dealForUpdate = {
  * The deal's row, locked FOR UPDATE, in the actor's scope (no check: see dealLocked). Another
  * investor's deal is not selected, so it is never locked and answers like a random id.
  */
-export const selectDealForUpdate = (tx: Tx, ctx: CommandContext, dealId: string) => {
+export const selectDealForUpdate = (tx: Tx, ctx: CommandContext<Actor>, dealId: string) => {
   const scope = crmTenantScope(ctx.actor);
   if ('all' in scope) return dealForUpdate.anyTenant(tx, { id: dealId });
   if ('investorId' in scope) return dealForUpdate.ofInvestor(tx, { id: dealId, investorId: scope.investorId });
@@ -123,7 +124,7 @@ export const selectDealForUpdate = (tx: Tx, ctx: CommandContext, dealId: string)
 };
 
 /** The locked deal of selectDealForUpdate's rows, or CRM_DEAL_NOT_FOUND; the clock is taken under the lock. */
-export function dealLocked(rows: DealRecord[], ctx: CommandContext, dealId: string): DealRecord {
+export function dealLocked(rows: DealRecord[], ctx: CommandContext<Actor>, dealId: string): DealRecord {
   const deal = rows[0];
   if (!deal) throw crmError('CRM_DEAL_NOT_FOUND', 'No such deal', { dealId });
   clockUnderLock(ctx);

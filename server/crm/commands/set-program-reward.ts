@@ -4,8 +4,10 @@ import type { Tx } from '../../platform/db';
 import { crmError } from '../errors';
 import { authorize } from '../permissions';
 import { bookingPrograms } from '../schema';
-import type { CommandContext } from './context';
 import { tenantFilter } from './tenant-scope';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingProgramOutput } from './output';
 
 export const setProgramRewardInput = z.strictObject({
   programId: z.uuid(),
@@ -16,13 +18,15 @@ export const setProgramRewardInput = z.strictObject({
   ]).nullable(),
 });
 export type SetProgramRewardInput = z.infer<typeof setProgramRewardInput>;
+/** the programme with its new reward */
+export const setProgramRewardOutput = bookingProgramOutput;
 
 /**
  * The developer manager sets the agents' reward of one of its programmes. It applies to payments
  * confirmed from now on (booking-paid carries the rule it used); rewards already accrued keep theirs.
  * A programme of another tenant is not found, like a missing one.
  */
-export async function setProgramRewardCommand(tx: Tx, input: SetProgramRewardInput, ctx: CommandContext) {
+export async function setProgramRewardCommand(tx: Tx, input: SetProgramRewardInput, ctx: CommandContext<Actor>) {
   authorize(ctx.actor, 'program.setReward');
   const [program] = await tx.update(bookingPrograms)
     .set({ rewardKind: input.reward?.kind ?? null, rewardValue: input.reward ? Math.round(input.reward.value * 100) / 100 : null })

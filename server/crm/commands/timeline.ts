@@ -1,7 +1,8 @@
 import { preparedWrite, type Tx } from '../../platform/db';
 import { bookingTimeline } from '../schema';
 import type { BookingTransition } from '../booking';
-import type { CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
 
 // built once, run prepared (platform/db.ts preparedWrite): one round trip, pipelined with the command's other writes
 const insertTimeline = preparedWrite('crm_timeline_insert', bookingTimeline,
@@ -11,7 +12,7 @@ const insertTimeline = preparedWrite('crm_timeline_insert', bookingTimeline,
 /** One crm.booking_timeline row per transition: actor, from → to, reason, the message ids it published. */
 export async function writeTimeline(
   tx: Tx,
-  ctx: Pick<CommandContext, 'actor' | 'correlationId' | 'now'>,
+  ctx: Pick<CommandContext<Actor>, 'actor' | 'correlationId' | 'now'>,
   transition: BookingTransition,
   messageIds: string[],
   reason: string | null = null,

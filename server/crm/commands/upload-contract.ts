@@ -3,7 +3,9 @@ import type { Tx } from '../../platform/db';
 import { uploadContract, type BookingRecord } from '../booking';
 import { runDocumentStep } from './document-step';
 import { assertRequisitesUsable, bookingCommandInput, requisitesInput, documentInput } from './input';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput } from './output';
 
 export const uploadContractInput = z.strictObject({
   ...bookingCommandInput,
@@ -13,9 +15,11 @@ export const uploadContractInput = z.strictObject({
   requisites: requisitesInput.optional(),
 });
 export type UploadContractInput = z.infer<typeof uploadContractInput>;
+/** the booking after the command */
+export const uploadContractOutput = bookingOutput;
 
 /** Reserved → AwaitingPayment (paid program). Internal: a timeline row, no integration event (saga table). */
-export async function uploadContractCommand(tx: Tx, input: UploadContractInput, ctx: CommandContext): Promise<BookingRecord> {
+export async function uploadContractCommand(tx: Tx, input: UploadContractInput, ctx: CommandContext<Actor>): Promise<BookingRecord> {
   return runDocumentStep(tx, ctx, 'booking.uploadContract', input, async (booking) => {
     if (input.requisites) await assertRequisitesUsable(tx, ctx.actor, booking.tenantId, input.requisites);
     return uploadContract(booking, input.document, ctx.now, input.requisites);

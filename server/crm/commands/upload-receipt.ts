@@ -3,7 +3,9 @@ import type { Tx } from '../../platform/db';
 import { uploadReceipt, type BookingRecord } from '../booking';
 import { runDocumentStep } from './document-step';
 import { bookingCommandInput, documentInput } from './input';
-import { type CommandContext } from './context';
+import type { Actor } from '../../auth/actor';
+import type { CommandContext } from '../../platform/command-context';
+import { bookingOutput } from './output';
 
 export const uploadReceiptInput = z.strictObject({
   ...bookingCommandInput,
@@ -11,8 +13,10 @@ export const uploadReceiptInput = z.strictObject({
   document: documentInput,
 });
 export type UploadReceiptInput = z.infer<typeof uploadReceiptInput>;
+/** the booking after the command */
+export const uploadReceiptOutput = bookingOutput;
 
 /** AwaitingPayment: the receipt is attached (PaymentStatus → ReceiptUploaded). Internal: timeline only. */
-export async function uploadReceiptCommand(tx: Tx, input: UploadReceiptInput, ctx: CommandContext): Promise<BookingRecord> {
+export async function uploadReceiptCommand(tx: Tx, input: UploadReceiptInput, ctx: CommandContext<Actor>): Promise<BookingRecord> {
   return runDocumentStep(tx, ctx, 'booking.uploadReceipt', input, async (booking) => uploadReceipt(booking, input.document, ctx.now));
 }

@@ -1,5 +1,8 @@
+import { z } from 'zod';
 import type { Actor } from '../../auth/actor';
-import { registeredJobs } from '../../platform/registry';
+import { statusChangeOutput } from '../../chessboard/commands';
+import { bookingOutput } from '../../crm/commands/output';
+import { jobNameInput, registeredJobs } from '../../platform/registry';
 import type { Database, Tx } from '../../platform/db';
 import type { PlatformEnv } from '../../platform/env';
 import { AppError } from '../../platform/errors';
@@ -7,7 +10,7 @@ import { recordAudit } from '../../platform/audit';
 import { runJobCycle, setJobControl, type JobRunResult } from '../../platform/jobs/run-log';
 import type { JobName } from '../../platform/jobs/types';
 import type { Logger } from '../../platform/logger';
-import { cancelBookingInRepair, reholdBooking, releaseHoldChecked, type CrmBookingChoice } from '../booking-repairs';
+import { cancelBookingInRepair, CRM_BOOKING_CHOICES, reholdBooking, releaseHoldChecked, releaseHoldOutput, type CrmBookingChoice } from '../booking-repairs';
 import { republishBookingEvent } from '../reconciliation';
 import { recheckAfterRepair } from '../reconciliation-findings';
 import { opsKafka } from './kafka-admin';
@@ -63,11 +66,18 @@ export async function runJobNow(
   }
 }
 
+const reason = z.string().trim().min(1).max(500);
+const optionalReason = z.string().trim().max(500).optional();
+
+export const pauseJobInput = z.object({ job: jobNameInput, reason });
+export const resumeJobInput = z.object({ job: jobNameInput, reason: optionalReason });
+export const setJobPausedOutput = z.object({ job: z.string(), paused: z.boolean(), changedAt: z.date() });
+
 /** Pause / resume: persisted in ops.job_controls, obeyed by the scheduler of every worker instance (isJobPaused). */
 export async function setJobPaused(
   tx: Tx,
   input: { job: JobName; paused: boolean; actor: Actor; reason?: string | null; now?: Date },
-): Promise<{ job: JobName; paused: boolean; changedAt: Date }> {
+): Promise<z.infer<typeof setJobPausedOutput>> {
   const now = input.now ?? new Date();
   const reason = input.reason?.trim() || null;
   await setJobControl(tx, { job: input.job, paused: input.paused, changedBy: input.actor.userId, changedAt: now, reason });
@@ -75,12 +85,24 @@ export async function setJobPaused(
   return { job: input.job, paused: input.paused, changedAt: now };
 }
 
+export const repairReconciliationInput = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('republish'), bookingId: z.uuid(), reason }),
+  z.object({ action: z.literal('manual_release'), propertyObjectId: z.uuid(), reason, crmBooking: z.enum(CRM_BOOKING_CHOICES).optional() }),
+]);
+/** the event repeated, or the release with what became of crm's booking */
+export const repairReconciliationOutput = z.discriminatedUnion('action', [
+  z.object({
+    action: z.literal('republish'), bookingId: z.guid(), propertyObjectId: z.guid(), topic: z.string(), messageId: z.guid(), bookingVersion: z.number().int(),
+  }),
+  releaseHoldOutput.extend({ action: z.literal('manual_release') }),
+]);
+
 /** A reconciliation finding's repair: repeat the booking's current event (crm), or release the hold (runbook, checked). */
 export async function repairReconciliation(
   tx: Tx,
   input: ({ action: 'republish'; bookingId: string } | { action: 'manual_release'; propertyObjectId: string; crmBooking?: CrmBookingChoice })
     & { reason: string; actor: Actor; correlationId?: string },
-) {
+): Promise<z.infer<typeof repairReconciliationOutput>> {
   const by = { reason: input.reason, actor: input.actor, correlationId: input.correlationId };
   if (input.action === 'republish') {
     const now = new Date();
@@ -92,11 +114,18 @@ export async function repairReconciliation(
   return { action: input.action, ...(await releaseHoldChecked(tx, { propertyObjectId: input.propertyObjectId, crmBooking: input.crmBooking, ...by })) };
 }
 
+export const repairDivergenceInput = z.object({ action: z.enum(['rehold', 'cancel_booking']), bookingId: z.uuid(), reason });
+/** the object's status after a re-hold, or the booking's after its cancel */
+export const repairDivergenceOutput = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('rehold'), bookingId: z.guid(), propertyObjectId: z.guid(), objectStatus: statusChangeOutput.shape.toStatus, bookingStatus: z.null() }),
+  z.object({ action: z.literal('cancel_booking'), bookingId: z.guid(), propertyObjectId: z.guid(), objectStatus: z.null(), bookingStatus: bookingOutput.shape.status }),
+]);
+
 /** The two repairs of a divergence (object Free in chessboard, crm booking active): hold it again, or cancel the booking. */
 export async function repairDivergence(
   tx: Tx,
   input: { action: 'rehold' | 'cancel_booking'; bookingId: string; reason: string; actor: Actor; correlationId?: string },
-) {
+): Promise<z.infer<typeof repairDivergenceOutput>> {
   const by = { bookingId: input.bookingId, reason: input.reason, actor: input.actor, correlationId: input.correlationId };
   if (input.action === 'rehold') {
     const r = await reholdBooking(tx, by);

@@ -3,9 +3,13 @@ import { storableDate } from '../../platform/date-input';
 import { tenantScope } from '../../auth/actor';
 import { jobNameInput } from '../../platform/registry';
 import { readDatabaseOf } from '../../trpc/context';
+import { commandProcedure } from '../../trpc/command-procedure';
 import { roleProcedure, router } from '../../trpc/init';
-import { CRM_BOOKING_CHOICES, releaseHoldChecked } from '../booking-repairs';
-import { repairDivergence, repairReconciliation, runJobNow, setJobPaused } from './commands';
+import { CRM_BOOKING_CHOICES, releaseHoldChecked, releaseHoldOutput, releaseLogFields, repairedBy } from '../booking-repairs';
+import {
+  pauseJobInput, repairDivergence, repairDivergenceInput, repairDivergenceOutput, repairReconciliation, repairReconciliationInput, repairReconciliationOutput,
+  resumeJobInput, runJobNow, setJobPaused, setJobPausedOutput,
+} from './commands';
 import { discardDlqMessage, discardDlqMessages, requeueDlqMessage, requeueDlqMessages } from './dlq';
 import { listJobs } from './jobs';
 import { getOverview } from './overview';
@@ -21,9 +25,13 @@ import { catalogView, dlqView, holdReleasesView, messagingView, reconciliationVi
  */
 const readProcedure = roleProcedure('ops', 'pin_manager', 'viewer');
 const actProcedure = roleProcedure('ops');
+/** an action that changes state in one transaction: a command, served and logged like every command */
+const opsAction = (name: string) => ({ name, roles: ['ops'] as const, logMessage: 'ops action applied' });
 
 const reason = z.string().trim().min(1).max(500);
 const optionalReason = z.string().trim().max(500).optional();
+const releaseHoldActionInput = z.object({ propertyObjectId: z.uuid(), reason, crmBooking: z.enum(CRM_BOOKING_CHOICES).optional() });
+const jobLogFields = (r: { job: string; paused: boolean }) => ({ job: r.job, paused: r.paused });
 const dlqRef = { topic: z.string().min(1).max(300), partition: z.number().int().min(0), offset: z.number().int().min(0) };
 // a selection of records; the same record twice is one decision (refused the second time)
 const dlqRefs = z.array(z.object(dlqRef)).min(1).max(100);
@@ -77,23 +85,24 @@ export const opsDashboardRouter = router({
 
   /* ---- actions (ops only) ---------------------------------------------------------------- */
 
-  releaseHold: actProcedure
-    .input(z.object({ propertyObjectId: z.uuid(), reason, crmBooking: z.enum(CRM_BOOKING_CHOICES).optional() }))
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => releaseHoldChecked(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId }))),
+  releaseHold: commandProcedure({
+    ...opsAction('ops.releaseHold'), input: releaseHoldActionInput, output: releaseHoldOutput,
+    handler: (tx, input, cctx) => releaseHoldChecked(tx, { ...input, ...repairedBy(cctx) }), logFields: releaseLogFields,
+  }),
 
   runJobNow: actProcedure
     .input(z.object({ job: jobNameInput, reason: optionalReason }))
     .mutation(({ ctx, input }) =>
       runJobNow({ database: ctx.database, env: ctx.env, logger: ctx.logger }, { job: input.job, actor: ctx.actor, reason: input.reason, correlationId: ctx.correlationId })),
 
-  pauseJob: actProcedure
-    .input(z.object({ job: jobNameInput, reason }))
-    .mutation(({ ctx, input }) => ctx.database.db.transaction((tx) => setJobPaused(tx, { ...input, paused: true, actor: ctx.actor }))),
-
-  resumeJob: actProcedure
-    .input(z.object({ job: jobNameInput, reason: optionalReason }))
-    .mutation(({ ctx, input }) => ctx.database.db.transaction((tx) => setJobPaused(tx, { ...input, paused: false, actor: ctx.actor }))),
+  pauseJob: commandProcedure({
+    ...opsAction('ops.pauseJob'), input: pauseJobInput, output: setJobPausedOutput,
+    handler: (tx, input, { actor, now }) => setJobPaused(tx, { ...input, paused: true, actor, now }), logFields: jobLogFields,
+  }),
+  resumeJob: commandProcedure({
+    ...opsAction('ops.resumeJob'), input: resumeJobInput, output: setJobPausedOutput,
+    handler: (tx, input, { actor, now }) => setJobPaused(tx, { ...input, paused: false, actor, now }), logFields: jobLogFields,
+  }),
 
   requeueDlq: actProcedure
     .input(z.object({ ...dlqRef, reason }))
@@ -112,17 +121,16 @@ export const opsDashboardRouter = router({
     .input(z.object({ refs: dlqRefs, reason }))
     .mutation(({ ctx, input }) => discardDlqMessages(ctx.database.db, { ...input, actor: ctx.actor, scope: tenantScope(ctx.actor) })),
 
-  repairReconciliation: actProcedure
-    .input(z.discriminatedUnion('action', [
-      z.object({ action: z.literal('republish'), bookingId: z.uuid(), reason }),
-      z.object({ action: z.literal('manual_release'), propertyObjectId: z.uuid(), reason, crmBooking: z.enum(CRM_BOOKING_CHOICES).optional() }),
-    ]))
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => repairReconciliation(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId }))),
+  repairReconciliation: commandProcedure({
+    ...opsAction('ops.repairReconciliation'), input: repairReconciliationInput, output: repairReconciliationOutput,
+    handler: (tx, input, cctx) => repairReconciliation(tx, { ...input, ...repairedBy(cctx) }),
+    logFields: (r) => ({ action: r.action, propertyObjectId: r.propertyObjectId, messageId: r.messageId, bookingId: r.action === 'republish' ? r.bookingId : r.crmBooking?.bookingId ?? null }),
+  }),
 
   /** The two repairs of a divergence (object Free in chessboard, crm booking active): hold it again, or cancel the booking. */
-  repairDivergence: actProcedure
-    .input(z.object({ action: z.enum(['rehold', 'cancel_booking']), bookingId: z.uuid(), reason }))
-    .mutation(({ ctx, input }) =>
-      ctx.database.db.transaction((tx) => repairDivergence(tx, { ...input, actor: ctx.actor, correlationId: ctx.correlationId }))),
+  repairDivergence: commandProcedure({
+    ...opsAction('ops.repairDivergence'), input: repairDivergenceInput, output: repairDivergenceOutput,
+    handler: (tx, input, cctx) => repairDivergence(tx, { ...input, ...repairedBy(cctx) }),
+    logFields: (r) => ({ action: r.action, bookingId: r.bookingId, propertyObjectId: r.propertyObjectId, objectStatus: r.objectStatus, bookingStatus: r.bookingStatus }),
+  }),
 });

@@ -4,7 +4,6 @@ import type { Actor } from '../../../server/auth/actor';
 import { confirmBookingCommand } from '../../../server/crm/commands/confirm-booking';
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
 import { extendBookingCommand } from '../../../server/crm/commands/extend-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import { TOPICS, withPrefix } from '../../../server/platform/kafka/topics';
 import type { TestContext } from '../../harness/harness';
 import { figure, secondsSince } from '../helpers/figures';
@@ -12,6 +11,7 @@ import { randomPrefix, startOwnKafka } from '../helpers/infra';
 import { duplicatesOf, readEverything } from '../helpers/kafka-read';
 import { sleep, startWorker, workerHealth } from '../helpers/processes';
 import { seedWorld } from '../helpers/world';
+import { commandContext } from '../../../server/platform/command-context';
 
 /**
  * The Kafka broker (this scenario's own; the shared one is never touched) is stopped for `downMs`

@@ -9,7 +9,6 @@ import { cancelDealCommand } from '../../../server/crm/commands/cancel-deal';
 import { confirmBookingCommand } from '../../../server/crm/commands/confirm-booking';
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
 import { extendBookingCommand } from '../../../server/crm/commands/extend-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import { startSaleCommand } from '../../../server/crm/commands/start-sale';
 import { createBookingExpirationJob } from '../../../server/crm/booking-expiration.job';
 import { createIdempotentProducer, createKafka } from '../../../server/platform/kafka/client';
@@ -22,6 +21,7 @@ import { BrokerDelivery, type RelayedRow } from '../helpers/broker-delivery';
 import { CRM_STATUS_CONSUMER as CONSUMER, CRM_STATUS_TOPICS } from '../helpers/consumer-emulation';
 import { createPropertyObjectHoldExpirationJob } from '../../../server/chessboard/property-object-hold-expiration.job';
 import { figure, secondsSince } from '../helpers/figures';
+import { commandContext } from '../../../server/platform/command-context';
 
 /**
  * Cross-deal interleavings through the real broker (issue 15, DESIGN decisions 3 and 7): two or three

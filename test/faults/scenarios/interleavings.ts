@@ -11,7 +11,6 @@ import { confirmPaymentCommand } from '../../../server/crm/commands/confirm-paym
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
 import { seedRequisiteSet } from '../../fixtures/profile.fixtures';
 import { extendBookingCommand } from '../../../server/crm/commands/extend-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import { startSaleCommand } from '../../../server/crm/commands/start-sale';
 import { uploadContractCommand } from '../../../server/crm/commands/upload-contract';
 import { uploadReceiptCommand } from '../../../server/crm/commands/upload-receipt';
@@ -26,6 +25,7 @@ import type { TestContext } from '../../harness/harness';
 import { CRM_STATUS_CONSUMER as CONSUMER, CRM_STATUS_TOPICS as CONSUMED_TOPICS, deliverCrmEvent } from '../helpers/consumer-emulation';
 import { figure, secondsSince } from '../helpers/figures';
 import { seededShuffle } from '../../../scripts/seed-data';
+import { commandContext, type CommandContext } from '../../../server/platform/command-context';
 
 /**
  * Randomized interleavings (fast-check) of the Booking saga against real PostgreSQL: crm commands
@@ -150,7 +150,7 @@ export async function interleavingsScenario(t: TestContext, opts: { numRuns: num
     const safetyNet: { objectId: string; step: number }[] = [];
     let step = 0;
 
-    const command = async (fn: (ctx: ReturnType<typeof commandContext>) => Promise<unknown>) => {
+    const command = async (fn: (ctx: CommandContext<Actor>) => Promise<unknown>) => {
       try {
         await fn(commandContext(pin, randomUUID(), clock));
         stats.commandsOk++;

@@ -4,11 +4,10 @@ import { SYSTEM_ACTOR, type Actor } from '../../../server/auth/actor';
 import { eventually, readObject } from '../../fixtures/chessboard.fixtures';
 import { crmPropertyObjectStatusConsumer } from '../../../server/chessboard/crm-property-object-status.consumer';
 import {
-  commandContext as chessboardCommandContext, deletePropertyObject, setPropertyObjectHidden, upsertBuilding, upsertProject, upsertPropertyObject,
+  deletePropertyObject, setPropertyObjectHidden, upsertBuilding, upsertProject, upsertPropertyObject,
 } from '../../../server/chessboard/commands';
 import { confirmBookingCommand } from '../../../server/crm/commands/confirm-booking';
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import { startSaleCommand } from '../../../server/crm/commands/start-sale';
 import { crmPropertyObjectProjectionConsumer } from '../../../server/crm/property-object-projection.consumer';
 import { cancelBookingInRepair } from '../../../server/ops/booking-repairs';
@@ -22,6 +21,7 @@ import { createLogger } from '../../../server/platform/logger';
 import { OutboxRelay } from '../../../server/platform/outbox/relay';
 import type { TestContext } from '../../harness/harness';
 import { figure, secondsSince } from '../helpers/figures';
+import { commandContext } from '../../../server/platform/command-context';
 
 /**
  * Projection lag (DESIGN decision 8, docs/decisions/0014-projection-lag.md): crm.property_objects behind the
@@ -87,7 +87,7 @@ export async function projectionLagScenario(t: TestContext, opts: { perKind: num
       n++;
       return db.transaction((tx) => upsertPropertyObject(tx, {
         id, tenantId, projectId, buildingId, section: 1, floor: 1 + (n % 20), number: String(1000 + n), rooms: 2, area: 50, price: 9_000_000, status,
-      }, chessboardCommandContext(SYSTEM_ACTOR))).then(() => id);
+      }, commandContext(SYSTEM_ACTOR))).then(() => id);
     };
     /** CreateBooking for a new deal: the booking, or the domain code of the refusal. */
     const bookFor = async (objectId: string) => {
@@ -102,8 +102,8 @@ export async function projectionLagScenario(t: TestContext, opts: { perKind: num
 
     // ---- the world, projected: every object known to crm as chessboard has it
     await db.transaction(async (tx) => {
-      await upsertProject(tx, { id: projectId, tenantId, name: 'Lag', city: 'Москва' }, chessboardCommandContext(SYSTEM_ACTOR));
-      await upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 2, floors: 20 }, chessboardCommandContext(SYSTEM_ACTOR));
+      await upsertProject(tx, { id: projectId, tenantId, name: 'Lag', city: 'Москва' }, commandContext(SYSTEM_ACTOR));
+      await upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 2, floors: 20 }, commandContext(SYSTEM_ACTOR));
     });
     await sql`INSERT INTO crm.booking_programs (id, tenant_id, name, is_paid, reserve_duration_minutes, booking_duration_hours)
       VALUES (${programId}, ${tenantId}, 'Free', false, 60, 48)`;
@@ -122,9 +122,9 @@ export async function projectionLagScenario(t: TestContext, opts: { perKind: num
     await projection.stop();
     projection = null;
     for (let i = 0; i < opts.perKind; i++) {
-      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.hidden[i]!, hidden: true, reason: 'withdrawn' }, chessboardCommandContext(ops)));
-      await db.transaction((tx) => deletePropertyObject(tx, { propertyObjectId: o.deleted[i]! }, chessboardCommandContext(SYSTEM_ACTOR)));
-      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.shown[i]!, hidden: false, reason: 'on sale again' }, chessboardCommandContext(ops)));
+      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.hidden[i]!, hidden: true, reason: 'withdrawn' }, commandContext(ops)));
+      await db.transaction((tx) => deletePropertyObject(tx, { propertyObjectId: o.deleted[i]! }, commandContext(SYSTEM_ACTOR)));
+      await db.transaction((tx) => setPropertyObjectHidden(tx, { propertyObjectId: o.shown[i]!, hidden: false, reason: 'on sale again' }, commandContext(ops)));
       o.created.push(await newObject());
       // a sale through the saga: deal X books, confirms, starts the sale; chessboard marks the object Sold
       const dealX = await newDeal();

@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { seed } from '../../../scripts/seed';
 import { SYSTEM_ACTOR, type Actor } from '../../../server/auth/actor';
-import { commandContext as chessboardCommandContext, upsertBuilding, upsertProject, upsertPropertyObject } from '../../../server/chessboard/commands';
+import { upsertBuilding, upsertProject, upsertPropertyObject } from '../../../server/chessboard/commands';
 import { consumers } from '../../../server/main/consumers';
 import { cancelBookingCommand } from '../../../server/crm/commands/cancel-booking';
 import { cancelDealCommand } from '../../../server/crm/commands/cancel-deal';
 import { confirmBookingCommand } from '../../../server/crm/commands/confirm-booking';
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
 import { extendBookingCommand } from '../../../server/crm/commands/extend-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import { startSaleCommand } from '../../../server/crm/commands/start-sale';
 import { withPrefix } from '../../../server/platform/kafka/topics';
 import { projectObjects } from '../../harness/crm-projection';
@@ -17,6 +16,7 @@ import type { TestContext } from '../../harness/harness';
 import { figure, secondsSince } from '../helpers/figures';
 import { plainKafka } from '../helpers/kafka-read';
 import { sleep, startWorker, type ManagedProcess } from '../helpers/processes';
+import { commandContext } from '../../../server/platform/command-context';
 
 /**
  * Replay of every consumed topic from offset 0 against a settled system (the demo seed + a saga run
@@ -47,13 +47,13 @@ export async function replayScenario(t: TestContext, opts: { objects: number; la
   const projectId = randomUUID();
   const buildingId = randomUUID();
   const programId = randomUUID();
-  await db.transaction((tx) => upsertProject(tx, { id: projectId, tenantId, name: 'Replay', city: 'Test' }, chessboardCommandContext(SYSTEM_ACTOR)));
-  await db.transaction((tx) => upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 4, floors: 20 }, chessboardCommandContext(SYSTEM_ACTOR)));
+  await db.transaction((tx) => upsertProject(tx, { id: projectId, tenantId, name: 'Replay', city: 'Test' }, commandContext(SYSTEM_ACTOR)));
+  await db.transaction((tx) => upsertBuilding(tx, { id: buildingId, tenantId, projectId, name: 'B', sections: 4, floors: 20 }, commandContext(SYSTEM_ACTOR)));
   const objectIds: string[] = [];
   for (let i = 0; i < opts.objects; i++) {
     const id = randomUUID();
     objectIds.push(id);
-    await db.transaction((tx) => upsertPropertyObject(tx, { id, tenantId, projectId, buildingId, section: 1 + (i % 4), floor: 1 + Math.floor(i / 4), number: String(100 + i), rooms: 2, area: 50, price: 8_000_000 }, chessboardCommandContext(SYSTEM_ACTOR)));
+    await db.transaction((tx) => upsertPropertyObject(tx, { id, tenantId, projectId, buildingId, section: 1 + (i % 4), floor: 1 + Math.floor(i / 4), number: String(100 + i), rooms: 2, area: 50, price: 8_000_000 }, commandContext(SYSTEM_ACTOR)));
   }
   // crm's view of them, as its projection consumer will have it once the consumers run below (DESIGN decision 8)
   await projectObjects(t.database, objectIds.map((id) => ({ id, tenantId, projectId })));

@@ -7,13 +7,13 @@ import { expect } from 'vitest';
 import type { Actor } from '../../../server/auth/actor';
 import { insertUser } from '../../fixtures/auth.fixtures';
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import type { TestContext } from '../../harness/harness';
 import { createContextFor } from '../../../server/trpc/context';
 import { appRouter } from '../../../server/main/app-router';
 import { figure, secondsSince } from '../helpers/figures';
 import { dealChats } from '../../../server/messenger/schema';
 import { seedWorld } from '../helpers/world';
+import { commandContext } from '../../../server/platform/command-context';
 
 /**
  * Fuzzing of every tRPC procedure (enumerated from appRouter._def.procedures) through the real HTTP

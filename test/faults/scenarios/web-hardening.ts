@@ -7,7 +7,6 @@ import { expect } from 'vitest';
 import { insertUser, TEST_PASSWORD } from '../../fixtures/auth.fixtures';
 import { SIGN_IN_LIMITS } from '../../../server/auth/sign-in';
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import { createDatabase } from '../../../server/platform/db';
 import type { TestContext } from '../../harness/harness';
 import { createContextFor } from '../../../server/trpc/context';
@@ -15,6 +14,7 @@ import { appRouter } from '../../../server/main/app-router';
 import { figure } from '../helpers/figures';
 import { startWebHost } from '../helpers/processes';
 import { seedWorld, trpcHttp } from '../helpers/world';
+import { commandContext } from '../../../server/platform/command-context';
 
 /**
  * Session and web hardening of the API, through the real route handler (app/api/trpc/[trpc]/route.ts

@@ -3,7 +3,6 @@ import { expect } from 'vitest';
 import type { Actor } from '../../../server/auth/actor';
 import { insertObjects, insertProject, type Place } from '../../fixtures/chessboard.fixtures';
 import { createBookingCommand } from '../../../server/crm/commands/create-booking';
-import { commandContext } from '../../../server/crm/commands/context';
 import { TOPICS, withPrefix } from '../../../server/platform/kafka/topics';
 import type { TestContext } from '../../harness/harness';
 import { figure, secondsSince } from '../helpers/figures';
@@ -11,6 +10,7 @@ import { duplicatesOf, readEverything } from '../helpers/kafka-read';
 import { sleep, startWorker, type ManagedProcess } from '../helpers/processes';
 import { seedWorld } from '../helpers/world';
 import { prng } from '../../../scripts/seed-data';
+import { commandContext } from '../../../server/platform/command-context';
 
 /**
  * kill -9 of the worker process in the middle of its work, again and again. Each round seeds work for

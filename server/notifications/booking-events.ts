@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { CrmPayload } from '../contracts/crm';
 import type { AnyEnvelope } from '../contracts/envelope';
-import type { Tx } from '../platform/db';
+import { preparedQuery, type DbOrTx, type Tx } from '../platform/db';
 import { TOPICS } from '../platform/kafka/topics';
 import { holdDeadlines, notifications, type NotificationType } from './schema';
 
@@ -90,21 +90,21 @@ export function recipientsOf(createdBy: string | null, investorId: string | null
   return list;
 }
 
+/** A value of the event's one statement, bound when it runs (applyBookingEvent). */
+const param = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
 /**
  * The upsert that moves notifications' projection of the hold's deadline (an older bookingVersion
- * changes nothing), or null when the event names no booking version of an object. Returned unexecuted:
- * it runs inside the event's one statement (applyBookingEvent).
+ * changes nothing): `moves` when the event moves or ends the hold, otherwise it only remembers the
+ * participants. Built once per shape with its values as placeholders; it runs inside the event's one
+ * statement (applyBookingEvent).
  */
-function holdUpsert(tx: Tx, n: BookingNotice) {
-  if (!n.bookingId || !n.propertyObjectId || n.bookingVersion === null) return null;
-  const ended = n.hold !== null && 'ended' in n.hold;
-  const phase = n.hold && 'phase' in n.hold ? n.hold.phase : null;
-  const deadline = n.hold && 'deadline' in n.hold ? new Date(n.hold.deadline) : null;
-  const moves = n.hold !== null;
-  return tx.insert(holdDeadlines).values({
-    bookingId: n.bookingId, tenantId: n.tenantId, dealId: n.dealId, propertyObjectId: n.propertyObjectId, createdBy: n.createdBy, investorId: n.investorId ?? null,
+function holdUpsert(db: DbOrTx, moves: boolean): SQL {
+  return db.insert(holdDeadlines).values({
+    bookingId: param('bookingId'), tenantId: param('tenantId'), dealId: param('dealId'), propertyObjectId: param('propertyObjectId'),
+    createdBy: param('createdBy'), investorId: param('investorId'),
     // a paid event seen first knows no deadline yet: a row of version 0 only remembers the creator
-    phase, deadline, version: moves ? n.bookingVersion : 0, ended,
+    phase: param('phase'), deadline: param('deadline'), version: param('version'), ended: param('ended'),
   }).onConflictDoUpdate({
     target: holdDeadlines.bookingId,
     set: moves
@@ -118,10 +118,10 @@ function holdUpsert(tx: Tx, n: BookingNotice) {
         updatedAt: sql`now()`,
       }
       : { createdBy: sql`coalesce(${holdDeadlines.createdBy}, excluded.created_by)`, investorId: sql`coalesce(${holdDeadlines.investorId}, excluded.investor_id)` },
-  });
+  }).getSQL();
 }
 
-type Described = { tenantId: string; dealId: string; bookingId: string | null; propertyObjectId: string | null; bookingVersion: number | null };
+type Described = { tenantId: string | SQL; dealId: string | SQL; bookingId: string | null | SQL; propertyObjectId: string | null | SQL; bookingVersion: number | null | SQL };
 type NameColumns = { object_number: string | null; deal_title: string | null; actor_type: 'user' | 'system' | null; actor_id: string | null };
 
 /**
@@ -159,6 +159,33 @@ export async function describeBooking(tx: Tx, n: Described): Promise<Record<stri
 }
 
 /**
+ * The event's one statement in each of its three shapes (the hold moved, only its participants
+ * remembered, no hold), run as named prepared statements: planning this statement (three views, a
+ * lateral join, an upsert) cost several times its execution when it was sent unprepared.
+ */
+function eventStatement(name: string, upsert: 'moves' | 'remembers' | null) {
+  return preparedQuery(name, (db) => {
+    const names = nameColumns({ tenantId: param('tenantId'), dealId: param('dealId'), bookingId: param('bookingId'), propertyObjectId: param('propertyObjectId'), bookingVersion: param('bookingVersion') });
+    // every part of a WITH sees the rows as they were before the statement: `remembered` is the hold
+    // before this event moves it (the upsert itself keeps the participants a row remembers: coalesce)
+    const remembered = db.$with('remembered', { createdBy: sql<string | null>`created_by`, investorId: sql<string | null>`investor_id` })
+      .as(sql`SELECT created_by, investor_id FROM ${holdDeadlines} WHERE booking_id = ${param('bookingId')}`);
+    const ctes = upsert ? [remembered, db.$with('moved', {}).as(holdUpsert(db, upsert === 'moves'))] : [remembered];
+    return db.with(...ctes).select({
+      created_by: sql<string | null>`(SELECT created_by FROM remembered)`,
+      investor_id: sql<string | null>`(SELECT investor_id FROM remembered)`,
+      object_number: sql<string | null>`object_number`, deal_title: sql<string | null>`deal_title`,
+      actor_type: sql<'user' | 'system' | null>`actor_type`, actor_id: sql<string | null>`actor_id`,
+    }).from(sql`(SELECT ${names.select} FROM ${names.from}) AS names`);
+  });
+}
+const EVENT_STATEMENTS = {
+  moves: eventStatement('notifications_event_hold_moved', 'moves'),
+  remembers: eventStatement('notifications_event_hold_remembered', 'remembers'),
+  none: eventStatement('notifications_event_no_hold', null),
+};
+
+/**
  * Applies one crm event: the hold projection, then one notification per participant (unique per
  * message and recipient), then NOTIFY for the live feed. Returns how many rows were new.
  *
@@ -167,15 +194,17 @@ export async function describeBooking(tx: Tx, n: Described): Promise<Record<stri
  * the investor), moves the hold and reads the names; insertNotifications is the second.
  */
 export async function applyBookingEvent(tx: Tx, envelope: AnyEnvelope, n: BookingNotice): Promise<number> {
-  const { select, from } = nameColumns(n);
-  const upsert = holdUpsert(tx, n);
-  // every part of a WITH sees the rows as they were before the statement: `remembered` is the hold
-  // before this event moves it (the upsert itself keeps the participants a row remembers: coalesce)
-  const [row] = await tx.execute<NameColumns & { created_by: string | null; investor_id: string | null }>(sql`
-    WITH remembered AS (SELECT created_by, investor_id FROM ${holdDeadlines} WHERE booking_id = ${n.bookingId})
-      ${upsert ? sql`, moved AS ${upsert}` : sql``}
-    SELECT (SELECT created_by FROM remembered) AS created_by, (SELECT investor_id FROM remembered) AS investor_id, ${select}
-    FROM ${from}`);
+  const hasHold = Boolean(n.bookingId && n.propertyObjectId && n.bookingVersion !== null);
+  const moves = n.hold !== null;
+  const statement = !hasHold ? EVENT_STATEMENTS.none : moves ? EVENT_STATEMENTS.moves : EVENT_STATEMENTS.remembers;
+  const [row] = await statement(tx, {
+    bookingId: n.bookingId, tenantId: n.tenantId, dealId: n.dealId, propertyObjectId: n.propertyObjectId, bookingVersion: n.bookingVersion,
+    createdBy: n.createdBy, investorId: n.investorId ?? null,
+    phase: n.hold && 'phase' in n.hold ? n.hold.phase : null,
+    deadline: n.hold && 'deadline' in n.hold ? new Date(n.hold.deadline).toISOString() : null,
+    version: moves ? n.bookingVersion : 0,
+    ended: n.hold !== null && 'ended' in n.hold,
+  }) as NameColumns[] & { created_by: string | null; investor_id: string | null }[];
   const createdBy = n.createdBy ?? row!.created_by;
   const investorId = n.investorId ?? row!.investor_id;
   const data = { ...n.data, propertyObjectId: n.propertyObjectId, ...namesOf(row!) };

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../../test/harness/harness';
 import { connectPostgres } from './db';
@@ -64,14 +65,46 @@ describe('postgres.js patch (porsager/postgres#1208)', () => {
   });
 });
 
-describe('postgres.js transactions: BEGIN is awaited before the statements (no pipelining behind it)', () => {
-  it('statements run inside the transaction: its options, its snapshot, its rollback', async () => {
+describe('postgres.js patch: pipelined BEGIN (porsager/postgres#951)', () => {
+  /** The socket writes to PostgreSQL while `fn` runs (what a loopback round trip costs is mostly its send()). */
+  async function writesDuring<T>(port: number, fn: () => Promise<T>): Promise<{ result: T; writes: number }> {
+    const original = net.Socket.prototype.write;
+    let writes = 0;
+    net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+      if (this.remotePort === port) writes++;
+      return (original as (...a: unknown[]) => boolean).apply(this, args);
+    } as typeof original;
+    try {
+      return { result: await fn(), writes };
+    } finally {
+      net.Socket.prototype.write = original;
+    }
+  }
+
+  it('the first statements go out with BEGIN: one write for BEGIN + statements, one for COMMIT', async () => {
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-begin' });
+    try {
+      await client`SELECT 1`; // connected
+      const port = Number(new URL(t.env.DATABASE_URL).port || 5432);
+      const { result, writes } = await writesDuring(port, () => client.begin(async (tx) => {
+        const [a, b] = await Promise.all([tx`SELECT 1 AS one`, tx`SELECT 2 AS two`]);
+        return [a[0]!.one, b[0]!.two];
+      }));
+      expect(result).toEqual([1, 2]);
+      expect(writes).toBe(2); // unpatched: 3 (BEGIN alone, then the statements, then COMMIT)
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  });
+
+  it('statements sent behind BEGIN run inside the transaction: its options, its snapshot, its rollback', async () => {
     const client = connectPostgres(t.env.DATABASE_URL, { max: 2, applicationName: 'pin-test-begin-tx' });
     try {
       await client`CREATE TABLE IF NOT EXISTS begin_patch_rows (id int PRIMARY KEY)`;
-      const [{ level, inBlock }] = await client.begin('isolation level serializable', (tx) =>
-        tx<{ level: string; inBlock: boolean }[]>`SELECT current_setting('transaction_isolation') AS level, now() = statement_timestamp() AS "inBlock"`);
+      const [{ level, readOnly, inBlock }] = await client.begin('isolation level serializable read only', (tx) =>
+        tx<{ level: string; readOnly: string; inBlock: boolean }[]>`SELECT current_setting('transaction_isolation') AS level, current_setting('transaction_read_only') AS "readOnly", now() = statement_timestamp() AS "inBlock"`);
       expect(level).toBe('serializable');
+      expect(readOnly).toBe('on');
       expect(inBlock).toBe(false); // now() is the transaction's start, earlier than the statement's own
       // a failure after a write rolls the write back
       const failed = await client.begin(async (tx) => {
@@ -84,18 +117,37 @@ describe('postgres.js transactions: BEGIN is awaited before the statements (no p
     }
   });
 
-  it("a failed BEGIN runs none of the transaction's statements", async () => {
+  it("a failed BEGIN runs none of the transaction's statements, though they were sent behind it", async () => {
     const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-begin-failed' });
     try {
       await client`CREATE TABLE IF NOT EXISTS begin_failed_rows (id int PRIMARY KEY)`;
-      // an isolation level PostgreSQL does not know: BEGIN fails; a statement pipelined behind it would run
-      // on its own, outside any transaction, and commit
-      const failed = await client.begin('isolation level bogus', (tx) => tx`INSERT INTO begin_failed_rows VALUES (1)`)
-        .then(() => null, (e: unknown) => e as { code?: string });
-      expect(failed?.code).toBe('42601');
+      const port = Number(new URL(t.env.DATABASE_URL).port || 5432);
+      // an isolation level PostgreSQL does not know: the transaction's start fails; the INSERT is pipelined
+      // behind it (one write with BEGIN) and must not run on its own, outside any transaction, and commit
+      const { result: failed, writes } = await writesDuring(port, () =>
+        client.begin('isolation level bogus', (tx) => tx`INSERT INTO begin_failed_rows VALUES (1)`)
+          .then(() => null, (e: unknown) => e as { code?: string }));
+      expect(failed?.code).toBe('42601'); // the refused option's own error, not "transaction aborted"
+      expect(writes).toBe(2); // BEGIN, SET TRANSACTION and the INSERT in one write; the ROLLBACK
       expect(await client`SELECT id FROM begin_failed_rows`).toHaveLength(0);
       const [{ one }] = await client<{ one: number }[]>`SELECT 1 AS one`;
       expect(one).toBe(1);
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  });
+
+  it("a query of the pool issued while BEGIN is on its way does not run inside that transaction", async () => {
+    const client = connectPostgres(t.env.DATABASE_URL, { max: 1, applicationName: 'pin-test-begin-outside' });
+    try {
+      await client`SELECT 1`;
+      const inside = client.begin(async (tx) => {
+        const [{ xid }] = await tx<{ xid: string }[]>`SELECT txid_current()::text AS xid, pg_sleep(0.2)`;
+        return xid;
+      });
+      await new Promise((r) => setImmediate(r)); // BEGIN written
+      const [{ outside }] = await client<{ outside: string }[]>`SELECT txid_current()::text AS outside`;
+      expect(outside).not.toBe(await inside); // a transaction of its own, after the other one ended
     } finally {
       await client.end({ timeout: 1 });
     }

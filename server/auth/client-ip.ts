@@ -34,7 +34,7 @@ export function markPeerAddressStamped(on = true): void {
 export const peerAddressStamped = (): boolean => (globalThis as Record<symbol, unknown>)[STAMPED] === true;
 
 /** The counted address of a request (see above). */
-export function requestAddress(headers: Headers, trustedProxyHops: number): string {
+export function requestAddress(headers: Pick<Headers, 'get'>, trustedProxyHops: number): string {
   if (trustedProxyHops > 0) return clientIp(headers.get('x-forwarded-for'), trustedProxyHops);
   if (!peerAddressStamped()) return 'unknown';
   return normaliseAddress(headers.get(PEER_ADDRESS_HEADER) ?? '');

@@ -17,7 +17,7 @@ export interface OriginSettings {
   PUBLIC_ORIGIN: readonly string[];
 }
 
-export function isCrossOrigin(req: Request, settings: OriginSettings): boolean {
+export function isCrossOrigin(req: { headers: Pick<Headers, 'get'> }, settings: OriginSettings): boolean {
   const origin = req.headers.get('origin');
   if (!origin) return false;
   // an Origin that is not a URL (the opaque "null" of sandboxed frames and some redirects) is not ours either

@@ -23,7 +23,7 @@ import { AppError } from '../platform/errors';
 import { requestUrlParts } from './request-url';
 
 /** the closed set of `procedure` label values (anything else is `unknown`) */
-const KNOWN_PROCEDURES: ReadonlySet<string> = new Set(Object.keys(appRouter._def.procedures));
+export const KNOWN_PROCEDURES: ReadonlySet<string> = new Set(Object.keys(appRouter._def.procedures));
 
 export function handleTrpcRequest(req: Request): Promise<Response> {
   return answer(req, false);
@@ -74,11 +74,17 @@ async function handle(original: Request, bodyWithinLimit: boolean): Promise<Resp
 
 const TRPC_PREFIX = '/api/trpc/';
 
-const crossOriginRefusal = () =>
+export const crossOriginRefusal = () =>
   new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
 
-async function contextOf(
-  services: ReturnType<typeof getServices>, req: Request, cookies: string[], batched: boolean, procedures: readonly string[], headers: Array<[string, string]>,
+/** What the context is made of: a request's method and headers (a whatwg Request, or the single-call path's view of a node:http one). */
+export interface RequestHead {
+  method: string;
+  headers: Pick<Headers, 'get'>;
+}
+
+export async function contextOf(
+  services: ReturnType<typeof getServices>, req: RequestHead, cookies: string[], batched: boolean, procedures: readonly string[], headers: Array<[string, string]>,
 ): Promise<Context> {
   const session = await sessionOf(services, req);
   chargeReads(services, req, session.actor, procedures, headers);
@@ -97,7 +103,7 @@ async function contextOf(
  * bucket once the session is known, before any of them runs; an empty bucket is a 429 TOO_MANY_REQUESTS
  * (API_READ_RATE_LIMITED) with Retry-After. Signed-out reads are refused by the procedures anyway.
  */
-function chargeReads(services: ReturnType<typeof getServices>, req: Request, actor: Actor | null, procedures: readonly string[], headers: Array<[string, string]>): void {
+function chargeReads(services: ReturnType<typeof getServices>, req: RequestHead, actor: Actor | null, procedures: readonly string[], headers: Array<[string, string]>): void {
   if (req.method !== 'GET' || !actor) return;
   const cost = procedures.reduce((sum, p) => sum + readCost(p), 0);
   const wait = readBucketsOf(services.env).take(actor.userId, cost);
@@ -108,11 +114,11 @@ function chargeReads(services: ReturnType<typeof getServices>, req: Request, act
   throw new TRPCError({ code: 'TOO_MANY_REQUESTS', message, cause: new AppError('API_READ_RATE_LIMITED', 'TOO_MANY_REQUESTS', message, { retryAfterSeconds: seconds }) });
 }
 
-function logInternalError(services: ReturnType<typeof getServices>, error: TRPCError, path: string | undefined): void {
+export function logInternalError(services: ReturnType<typeof getServices>, error: TRPCError, path: string | undefined): void {
   if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ path, err: { message: error.message } }, 'trpc error');
 }
 
-async function sessionOf(services: ReturnType<typeof getServices>, req: Request): Promise<Pick<Context, 'actor' | 'sessionId'>> {
+async function sessionOf(services: ReturnType<typeof getServices>, req: RequestHead): Promise<Pick<Context, 'actor' | 'sessionId'>> {
   const token = readCookie(req.headers.get('cookie'), SESSION_COOKIE);
   const lookup = async () => {
     const session = await resolveSession(services.database.db, token);

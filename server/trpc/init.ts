@@ -1,4 +1,4 @@
-import { initTRPC, TRPCError } from '@trpc/server';
+import { initTRPC, TRPCError, type AnyTRPCRootTypes, type TRPCDefaultErrorShape, type TRPCRootConfig } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';
 import type { Actor, Role } from '../auth/actor';
@@ -6,38 +6,49 @@ import { AppError, isAppError, isDatabaseUnavailable, pgErrorCode } from '../pla
 import { markSpanFailed, SpanKind, withSpan } from '../platform/tracing';
 import type { Context } from './context';
 
-const t = initTRPC.context<Context>().create({
-  transformer: superjson,
-  errorFormatter({ shape, error }) {
-    const cause = error.cause;
-    // an answer that failed its output schema is a 500 like any other: its fields are the server's, not the caller's
-    const fields = cause instanceof ZodError && error.code !== 'INTERNAL_SERVER_ERROR' ? fieldErrors(cause) : undefined;
-    const unreadable = !fields && unreadableInput(error.code, cause);
-    return {
-      ...shape,
-      message: error.code === 'INTERNAL_SERVER_ERROR'
-        // a 500 says nothing about the internals (the message of a failed query carries its SQL and parameters);
-        // the detail is in the server log ('procedure failed')
-        ? 'Internal server error'
-        : fields
-          ? `Invalid input: ${[...new Set(fields.map((f) => f.field))].join(', ')}`
-          : unreadable ? UNREADABLE_INPUT : shape.message,
-      data: {
-        ...shape.data,
-        // stable domain code for the UI's plain-words message (e.g. CRM_BOOKING_PROPERTY_OBJECT_BUSY)
-        domainCode: isAppError(cause) ? cause.code : fields ? 'VALIDATION_ERROR' : unreadable ? 'UNREADABLE_INPUT' : null,
-        // validation errors: field (dotted path, `(input)` for the whole input) → message
-        fields,
-        // the missed deadline of a booking the expiry worker closed (CRM_BOOKING_RESERVE_EXPIRED / _BOOKING_EXPIRED), ISO
-        deadline: isAppError(cause) && typeof cause.details?.deadline === 'string' ? cause.details.deadline : undefined,
-        // a refused transition: the status the booking / deal / object is in now, so the UI can say what
-        // happened ("the booking is already Booked") instead of "impossible in the current status"
-        currentStatus: isAppError(cause) && typeof cause.details?.status === 'string' ? cause.details.status : undefined,
-        stack: undefined,
-      },
-    };
-  },
-});
+/** Every error's shape: tRPC's default one with the domain code, the invalid fields and nothing internal. */
+function errorFormatter({ shape, error }: { shape: TRPCDefaultErrorShape; error: TRPCError }) {
+  const cause = error.cause;
+  // an answer that failed its output schema is a 500 like any other: its fields are the server's, not the caller's
+  const fields = cause instanceof ZodError && error.code !== 'INTERNAL_SERVER_ERROR' ? fieldErrors(cause) : undefined;
+  const unreadable = !fields && unreadableInput(error.code, cause);
+  return {
+    ...shape,
+    message: error.code === 'INTERNAL_SERVER_ERROR'
+      // a 500 says nothing about the internals (the message of a failed query carries its SQL and parameters);
+      // the detail is in the server log ('procedure failed')
+      ? 'Internal server error'
+      : fields
+        ? `Invalid input: ${[...new Set(fields.map((f) => f.field))].join(', ')}`
+        : unreadable ? UNREADABLE_INPUT : shape.message,
+    data: {
+      ...shape.data,
+      // stable domain code for the UI's plain-words message (e.g. CRM_BOOKING_PROPERTY_OBJECT_BUSY)
+      domainCode: isAppError(cause) ? cause.code : fields ? 'VALIDATION_ERROR' : unreadable ? 'UNREADABLE_INPUT' : null,
+      // validation errors: field (dotted path, `(input)` for the whole input) → message
+      fields,
+      // the missed deadline of a booking the expiry worker closed (CRM_BOOKING_RESERVE_EXPIRED / _BOOKING_EXPIRED), ISO
+      deadline: isAppError(cause) && typeof cause.details?.deadline === 'string' ? cause.details.deadline : undefined,
+      // a refused transition: the status the booking / deal / object is in now, so the UI can say what
+      // happened ("the booking is already Booked") instead of "impossible in the current status"
+      currentStatus: isAppError(cause) && typeof cause.details?.status === 'string' ? cause.details.status : undefined,
+      stack: undefined,
+    },
+  };
+}
+
+const t = initTRPC.context<Context>().create({ transformer: superjson, errorFormatter });
+
+/**
+ * The router's transformer and error formatter as tRPC's root config holds them (the transformer as its
+ * input/output pair, isDev as tRPC's default), for the single-call path's getTRPCErrorShape and
+ * transformTRPCResponse (single-call.ts): built here from the same two values `t` was made with.
+ */
+export const rootConfig = {
+  transformer: { input: superjson, output: superjson },
+  errorFormatter,
+  isDev: process.env.NODE_ENV !== 'production',
+} as unknown as TRPCRootConfig<AnyTRPCRootTypes>;
 
 /** The one answer to a body that cannot be read as input (not JSON, `null`, too deep for the transformer). */
 export const UNREADABLE_INPUT = 'The request body is not valid input';

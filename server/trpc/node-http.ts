@@ -6,13 +6,15 @@ import { contentSecurityPolicy } from '../auth/content-security-policy';
 import { STATIC_SECURITY_HEADERS } from '../platform/security-headers.mjs';
 import { getServices } from '../main/web-services';
 import { handleTrpcRequest, handleTrpcRequestWithBodyRead } from './http-handler';
+import { answerSingleCall, singleCallMutation } from './single-call';
 
 /**
  * /api/trpc/<procedure> served straight from the web server's node:http request, without the Next.js
  * request pipeline (router, proxy, route module, response conversion): that pipeline is most of the
  * web's CPU per booking command (docs/decisions/0011). The handler is the route's own — tRPC's fetch
  * adapter behind http-handler.ts (CSRF, limits, session, metric, Cache-Control) — given a whatwg Request
- * of the node:http request; this file adds what Next.js added around it: the security headers of
+ * of the node:http request — or, for a single mutation, single-call.ts without the whatwg objects
+ * (docs/decisions/0033) — and this file adds what Next.js added around it: the security headers of
  * next.config.mjs and proxy.ts, and gzip of larger answers (docs/decisions/0026).
  */
 
@@ -88,6 +90,9 @@ export async function serveTrpc(req: IncomingMessage, res: ServerResponse, origi
     const over = new Request(origin + req.url, { method, headers: requestHeaders(req), body: new Uint8Array(body) });
     return writeResponse(req, res, method, await handleTrpcRequest(over), true);
   }
+  const headers = headerReader(req);
+  const mutation = singleCallMutation(method, req.url ?? '', headers);
+  if (mutation) return writeAnswer(req, res, method, await answerSingleCall({ method, url: origin + req.url, headers }, mutation, body), false);
   // the body already read whole and within the limit: handed to the Request as it is, not streamed again
   const request = new Request(origin + req.url, { method, headers: requestHeaders(req), body: method === 'GET' || method === 'HEAD' ? undefined : new Uint8Array(body) });
   return writeResponse(req, res, method, await handleTrpcRequestWithBodyRead(request), false);
@@ -126,6 +131,16 @@ async function writeAnswer(req: IncomingMessage, res: ServerResponse, method: st
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** A node:http request's headers as the single-call path reads them: Headers.get's values (a repeated header joined with ", "). */
+function headerReader(req: IncomingMessage): Pick<Headers, 'get'> {
+  return {
+    get: (name: string) => {
+      const value = req.headers[name.toLowerCase()];
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
+}
 
 function requestHeaders(req: IncomingMessage): Headers {
   const headers = new Headers();

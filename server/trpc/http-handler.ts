@@ -72,10 +72,11 @@ async function handle(original: Request, bodyWithinLimit: boolean): Promise<Resp
   });
 }
 
-const TRPC_PREFIX = '/api/trpc/';
+export const TRPC_PREFIX = '/api/trpc/';
 
-export const crossOriginRefusal = () =>
-  new Response(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } }), { status: 403, headers: { 'content-type': 'application/json' } });
+/** The answer's body to a mutation from another origin (CSRF), before anything runs. */
+export const CROSS_ORIGIN_REFUSAL = JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } });
+const crossOriginRefusal = () => new Response(CROSS_ORIGIN_REFUSAL, { status: 403, headers: { 'content-type': 'application/json' } });
 
 /** What the context is made of: a request's method and headers (a whatwg Request, or the single-call path's view of a node:http one). */
 export interface RequestHead {

@@ -20,11 +20,9 @@ import { appRouter } from '../main/app-router';
 import { getServices } from '../main/web-services';
 import { isCrossOrigin } from '../auth/same-origin';
 import type { Context } from './context';
-import { contextOf, KNOWN_PROCEDURES, logInternalError, type RequestHead } from './http-handler';
+import { contextOf, CROSS_ORIGIN_REFUSAL, KNOWN_PROCEDURES, logInternalError, TRPC_PREFIX, type RequestHead } from './http-handler';
 import { observeTrpcRequest } from './http-metrics';
 import { rootConfig } from './init';
-
-const PREFIX = '/api/trpc/';
 
 /** The router's mutations by path (a path tRPC's URL parsing or percent-decoding would not change). */
 const MUTATIONS: ReadonlySet<string> = new Set(
@@ -47,8 +45,8 @@ export interface PlainAnswer {
  * the method, URL and headers only, before anything runs; null sends the request to the fetch adapter.
  */
 export function singleCallMutation(method: string, url: string, headers: Pick<Headers, 'get'>): string | null {
-  if (method !== 'POST' || !url.startsWith(PREFIX) || url.includes('?')) return null;
-  const path = url.slice(PREFIX.length);
+  if (method !== 'POST' || !url.startsWith(TRPC_PREFIX) || url.includes('?')) return null;
+  const path = url.slice(TRPC_PREFIX.length);
   if (!MUTATIONS.has(path)) return null;
   if (headers.get('content-type')?.toLowerCase().split(';', 1)[0]!.trim() !== 'application/json') return null;
   if (headers.get('trpc-accept') !== null || headers.get('accept')?.split(',').some((t) => t.trim() === 'application/jsonl')) return null;
@@ -60,7 +58,7 @@ const HEADERS: Array<[string, string]> = [['cache-control', 'no-store'], ['conte
 const CROSS_ORIGIN: PlainAnswer = {
   status: 403, cookies: [],
   headers: [['cache-control', 'no-store'], ['content-type', 'application/json']],
-  body: Buffer.from(JSON.stringify({ error: { message: 'Cross-origin request refused', code: 'FORBIDDEN' } })),
+  body: Buffer.from(CROSS_ORIGIN_REFUSAL),
 };
 
 /**

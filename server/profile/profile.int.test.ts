@@ -234,7 +234,12 @@ describe('who may use a set', () => {
       // pages back by id
       const [newest] = byUser;
       expect((await callerFor(t, who).profile.reveals({ actorId: reader.userId, before: newest!.id })).map((r) => r.setId)).toEqual([set.id]);
-      const text = JSON.stringify(await callerFor(t, who).profile.reveals({}));
+      // ids, uuids and times taken out first: a four-digit passport series can occur inside them by chance
+      const text = JSON.stringify(await callerFor(t, who).profile.reveals({}))
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+        .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, '<time>')
+        .replace(/"(id|version)":\d+/g, '"$1":<n>');
+      expect(text).toContain('<uuid>');
       for (const [k, v] of Object.entries(fields)) expect(text, k).not.toContain(v);
     }
     for (const who of [agent, reader, viewer, foreignManager]) await expectTrpcError(callerFor(t, who).profile.reveals({ setId: set.id }), 'FORBIDDEN');

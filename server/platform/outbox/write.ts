@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { contracts, eventTypes, type Topic } from '../../contracts';
 import type { z } from 'zod';
-import { preparedWrite, type Tx } from '../db';
+import { preparedQuery, preparedWrite, type Tx } from '../db';
 import { traceHeaders } from '../tracing';
 import { outboxTable } from './table';
 
@@ -115,12 +115,12 @@ export function outboxNotices(events: readonly { tenantId: string; payload: unkn
 
 /** NOTIFY of the notices, in the writing transaction (delivered at its commit, dropped at its rollback). */
 function notifyOutbox(tx: Tx, outbox: OutboxName, events: readonly { tenantId: string; payload: unknown }[]) {
-  const notices = JSON.stringify(outboxNotices(events));
-  // prepared (one round trip, pipelined with the command's writes): its text is fixed
-  return tx.select({ notified: sql`pg_notify(${outboxChannel(outbox)}, n)` })
-    .from(sql`jsonb_array_elements_text(${notices}::jsonb) AS n`)
-    .prepare('outbox_notify').execute();
+  return outboxNotify(tx, { channel: outboxChannel(outbox), notices: JSON.stringify(outboxNotices(events)) });
 }
+/** Built once and run prepared (one round trip, pipelined with the command's writes): its text is fixed. */
+const outboxNotify = preparedQuery('outbox_notify', (db) => db
+  .select({ notified: sql`pg_notify(${sql.placeholder('channel')}, n)` })
+  .from(sql`jsonb_array_elements_text(${sql.placeholder('notices')}::jsonb) AS n`));
 
 /**
  * Inserts one event into the context's outbox inside the caller's transaction, so the state change
